@@ -1,0 +1,72 @@
+"""ext: PyTorch's autograd, rebuilt over NumPy, and a pack of verified custom Functions.
+
+``import ext as torch`` runs ordinary torch code on the mini-engine: the names, graph nodes,
+printed text and error messages are torch's, with ``ext`` where torch says ``torch``.
+"""
+
+from __future__ import annotations
+
+from . import _dtype
+from ._dtype import (
+    bool,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._factories import (
+    Generator,
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    is_inference,
+    is_tensor,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from ._tensor import Size, Tensor, device
+from ._tensor_str import set_printoptions
+from ._warnings import is_warn_always_enabled, set_warn_always
+from . import autograd, functions  # noqa: E402  (the layers above the Tensor)
+from .autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+
+functions.install_methods()
+globals().update(functions.FUNCTIONS)
+
+__version__ = "0.1.0"

@@ -1,0 +1,138 @@
+"""Dtypes with torch's names, the default dtype, and torch's type-promotion rules."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+__all__ = [
+    "dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
+    "half", "float", "double", "short", "int", "long", "get_default_dtype", "set_default_dtype",
+]
+
+# Promotion categories: a Python scalar or a 0-d tensor only upcasts a dimensioned tensor when it
+# belongs to a higher category (bool < integer < floating point).
+_BOOL, _INT, _FLOAT = 0, 1, 2
+
+
+class dtype:  # noqa: N801 - torch's name
+    """A tensor element type: ``ext.float32``, ``ext.int64``, ... (NumPy holds the values)."""
+
+    __slots__ = ("_name", "_np", "_category", "_legacy", "_short", "is_floating_point", "itemsize")
+
+    def __init__(self, name: str, np_dtype, category: int, legacy: str, short: str) -> None:
+        self._name = name
+        self._np = np.dtype(np_dtype)
+        self._category = category
+        self._legacy = legacy
+        self._short = short
+        self.is_floating_point = category == _FLOAT
+        self.itemsize = self._np.itemsize
+
+    @property
+    def is_signed(self) -> bool:
+        """Whether the type holds negative values."""
+        return self._np.kind != "u" and self._np.kind != "b"
+
+    @property
+    def is_complex(self) -> bool:
+        """Always False: ext has no complex dtypes."""
+        return False
+
+    def __repr__(self) -> str:
+        return "ext." + self._name
+
+    def __reduce__(self):
+        return self._name
+
+
+float16 = dtype("float16", np.float16, _FLOAT, "HalfTensor", "Half")
+float32 = dtype("float32", np.float32, _FLOAT, "FloatTensor", "Float")
+float64 = dtype("float64", np.float64, _FLOAT, "DoubleTensor", "Double")
+uint8 = dtype("uint8", np.uint8, _INT, "ByteTensor", "Byte")
+int8 = dtype("int8", np.int8, _INT, "CharTensor", "Char")
+int16 = dtype("int16", np.int16, _INT, "ShortTensor", "Short")
+int32 = dtype("int32", np.int32, _INT, "IntTensor", "Int")
+int64 = dtype("int64", np.int64, _INT, "LongTensor", "Long")
+bool = dtype("bool", np.bool_, _BOOL, "BoolTensor", "Bool")  # noqa: A001 - torch's name
+half, float, double = float16, float32, float64  # noqa: A001
+short, int, long = int16, int32, int64  # noqa: A001
+
+ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool)
+# NumPy dtype -> ext dtype; the Tensor reads its dtype through this table.
+FROM_NUMPY: dict[np.dtype, dtype] = {d._np: d for d in ALL}
+
+_default = [float32]
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of floating-point tensors made from Python floats (float32 unless changed)."""
+    return _default[0]
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the default floating-point dtype (float16, float32 or float64)."""
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default[0] = d
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The ext dtype of a NumPy dtype; TypeError for types ext has no counterpart for."""
+    try:
+        return FROM_NUMPY[np.dtype(np_dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
+            "are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+def check_dtype(d, fn: str = "tensor") -> dtype:
+    """Validate a ``dtype=`` argument as torch does (TypeError naming the function)."""
+    if isinstance(d, dtype):
+        return d
+    raise TypeError(f"{fn}(): argument 'dtype' must be ext.dtype, not {type(d).__name__}")
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both ``a`` and ``b`` convert to safely (torch.promote_types)."""
+    if a is b:
+        return a
+    if a._category != b._category:
+        return a if a._category > b._category else b
+    return FROM_NUMPY[np.promote_types(a._np, b._np)]
+
+
+def scalar_category(value) -> int:
+    """The promotion category of a Python scalar."""
+    if isinstance(value, (builtins.bool, np.bool_)):
+        return _BOOL
+    if isinstance(value, (builtins.int, np.integer)):
+        return _INT
+    return _FLOAT
+
+
+def scalar_dtype(value) -> dtype:
+    """The dtype a lone Python scalar gets: bool, int64, or the default float dtype."""
+    c = scalar_category(value)
+    return bool if c == _BOOL else int64 if c == _INT else _default[0]
+
+
+def result_type(a_dtype: dtype, a_dim: int, b_dtype: dtype, b_dim: int) -> dtype:
+    """torch's result type for two tensors: 0-d tensors only count by category."""
+    if a_dtype is b_dtype:
+        return a_dtype
+    if (a_dim == 0) == (b_dim == 0):
+        return promote_types(a_dtype, b_dtype)
+    dimmed, zero_d = (a_dtype, b_dtype) if b_dim == 0 else (b_dtype, a_dtype)
+    return zero_d if zero_d._category > dimmed._category else dimmed
+
+
+def scalar_result_type(t_dtype: dtype, value) -> dtype:
+    """torch's result type for a tensor and a Python scalar."""
+    c = scalar_category(value)
+    if c <= t_dtype._category:
+        return t_dtype
+    return int64 if c == _INT else _default[0]

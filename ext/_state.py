@@ -1,0 +1,18 @@
+"""The thread-local autograd state: grad mode, inference mode and the other global switches.
+
+Every mode that torch keeps per thread lives here, in one place, so that a reader can see all the
+global state of the engine at once.
+"""
+
+from __future__ import annotations
+
+import threading
+
+
+class _State(threading.local):
+    # Class attributes are the defaults each new thread starts from.
+    grad_enabled = True
+    inference = False
+
+
+STATE = _State()

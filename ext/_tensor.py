@@ -1,0 +1,417 @@
+"""``ext.Tensor``: a NumPy array plus the autograd attributes torch puts on a tensor.
+
+The class holds only what every tensor needs (values, requires_grad, grad, grad_fn, version
+counter). Its differentiable methods (``sin``, ``__mul__``, ``sum``, ...) are Functions of
+``ext.functions``; they are attached through the one method table in ``ext/functions/__init__``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from . import _dtype
+from ._dtype import FROM_NUMPY
+from ._state import STATE
+
+__all__ = ["Tensor", "Size", "device"]
+
+_new = object.__new__
+
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information."
+)
+_LEAF_ONLY = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+)
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints that prints as ``ext.Size([2, 3])``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"ext.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def numel(self) -> int:
+        """The number of elements a tensor of this shape holds."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class device:  # noqa: N801 - torch's name
+    """Where a tensor lives; ext tensors live on the CPU."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: str = "cpu", index: int | None = None) -> None:  # noqa: A002
+        if type != "cpu":
+            raise RuntimeError(f"ext tensors live on the CPU only, got device {type!r}")
+        self.type = type
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"device(type='{self.type}')"
+
+    def __str__(self) -> str:
+        return self.type
+
+    def __eq__(self, other: object) -> bool:
+        return str(other) == self.type if isinstance(other, (str, device)) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.type)
+
+
+CPU = device("cpu")
+
+
+def legacy_type_name(t: Tensor) -> str:
+    """torch's legacy name of a tensor's type and shape, as in error messages:
+    ``[ext.FloatTensor [3]]``."""
+    dims = ", ".join(str(s) for s in t._data.shape)
+    return f"[ext.{FROM_NUMPY[t._data.dtype]._legacy} [{dims}]]"
+
+
+class Tensor:
+    """A multi-dimensional array that records the operations applied to it for autograd."""
+
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc",
+                 "_grad_acc", "__weakref__")
+    # NumPy defers to Tensor's reflected operators: np.float64(2) * t is a Tensor.
+    __array_priority__ = 1000
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("create tensors with ext.tensor(), ext.zeros(), ... (ext.Tensor() is "
+                        "not a constructor)")
+
+    # ------------------------------------------------------------------ autograd attributes
+    @property
+    def requires_grad(self) -> bool:
+        """Whether gradients will be computed for this tensor."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self._set_requires_grad(value, "only Tensors of floating point and complex dtype can "
+                                       "require gradients")
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place and return ``self``."""
+        self._set_requires_grad(requires_grad,
+                                "only Tensors of floating point dtype can require gradients")
+        return self
+
+    def _set_requires_grad(self, value: bool, dtype_message: str) -> None:
+        if self._grad_fn is not None:
+            raise RuntimeError(_LEAF_ONLY)
+        if value:
+            if self._vc is None and not STATE.inference:
+                raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                                   "InferenceMode is not allowed.")
+            if not FROM_NUMPY[self._data.dtype].is_floating_point:
+                raise RuntimeError(dtype_message)
+        self._requires_grad = builtins.bool(value)
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient accumulated by backward (leaves, and non-leaves that retain grad)."""
+        if self._grad_fn is not None and self._grad is None and not self.retains_grad:
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError("assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype "
+                    f"'{_c_type_name(value._data.dtype)}' to a tensor with grad_dtype "
+                    f"'{FROM_NUMPY[self._data.dtype]._short}'. The gradient must match the "
+                    "tensor's grad_dtype (defaults to the tensor's dtype).")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a "
+                    f"tensor of size '{list(self._data.shape)}'. Please ensure that the gradient "
+                    "and the tensor are the same size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def grad_fn(self):
+        """The Node that created this tensor (None for leaves)."""
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not produced by a differentiable op that required grad."""
+        return self._grad_fn is None
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for leaves)."""
+        return self._output_nr
+
+    @property
+    def _version(self) -> int:
+        if self._vc is None:
+            raise RuntimeError("Inference tensors do not track version counter.")
+        return self._vc[0]
+
+    @property
+    def retains_grad(self) -> bool:
+        """Whether backward will fill ``.grad`` on this non-leaf (see ``retain_grad``)."""
+        fn = self._grad_fn
+        return fn is not None and fn._hooks is not None and \
+            self._output_nr in fn._hooks.retains_grad
+
+    def retain_grad(self) -> None:
+        """Ask backward to fill ``.grad`` of this non-leaf tensor (a no-op on leaves)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        fn = self._grad_fn
+        if fn is None:
+            return
+        fn._node_hooks().retains_grad[self._output_nr] = self
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was created in inference mode."""
+        return self._vc is None
+
+    def detach(self) -> Tensor:
+        """A new leaf that shares storage and version counter and does not require grad."""
+        t = _new(Tensor)
+        t._data = self._data
+        t._requires_grad = False
+        t._grad_fn = None
+        t._output_nr = 0
+        t._grad = None
+        t._vc = self._vc
+        return t
+
+    def detach_(self) -> Tensor:
+        """Make this tensor a leaf that does not require grad, in place."""
+        self._grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """An alias of the values that autograd does not track (not even by version)."""
+        t = self.detach()
+        t._vc = [0]
+        return t
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data
+
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs=None) -> None:
+        """Accumulate the gradient of this tensor w.r.t. graph leaves into their ``.grad``."""
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def shape(self) -> Size:
+        """The size of each dimension, as an ``ext.Size``."""
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the size of one dimension."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return self._data.ndim
+
+    def dim(self) -> int:
+        """The number of dimensions."""
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        """The number of elements."""
+        return self._data.size
+
+    nelement = numel
+
+    @property
+    def dtype(self) -> _dtype.dtype:
+        """The element type (``ext.float32``, ...)."""
+        return FROM_NUMPY[self._data.dtype]
+
+    @property
+    def device(self) -> device:
+        """Always the CPU."""
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        """Always False."""
+        return False
+
+    def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating-point type."""
+        return FROM_NUMPY[self._data.dtype].is_floating_point
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self._data.itemsize
+
+    def is_contiguous(self) -> bool:
+        """Whether the values are laid out in row-major order without gaps."""
+        return self._data.flags.c_contiguous
+
+    def stride(self, dim: int | None = None):
+        """Steps in elements between neighbours along each dimension."""
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+
+    def type(self, dtype=None):
+        """The legacy type name (``'ext.FloatTensor'``), or a copy converted to ``dtype``."""
+        if dtype is None:
+            return "ext." + FROM_NUMPY[self._data.dtype]._legacy
+        return self.to(dtype)
+
+    # ------------------------------------------------------------------ Python conversions
+    def item(self) -> builtins.int | builtins.float | builtins.bool:
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        """The values as (nested) Python lists, or a number for a 0-d tensor."""
+        return self._data.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a NumPy array sharing memory with this tensor."""
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if dtype is None:
+            return self._data
+        return self._data.astype(dtype, copy=False)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def _scalar(self, kind: str):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar")
+        return self._data.reshape(()).item()
+
+    def __bool__(self) -> builtins.bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return builtins.bool(self._data.reshape(()).item())
+
+    def __float__(self) -> builtins.float:
+        return builtins.float(self._scalar("float"))
+
+    def __int__(self) -> builtins.int:
+        return builtins.int(self._scalar("int"))
+
+    def __index__(self) -> builtins.int:
+        if FROM_NUMPY[self._data.dtype].is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return builtins.int(self._data.reshape(()).item())
+
+    def __hash__(self) -> builtins.int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        from ._tensor_str import tensor_repr
+
+        fn = self._grad_fn
+        return tensor_repr(
+            self._data, dtype_name=FROM_NUMPY[self._data.dtype]._name,
+            default_dtype_name=_dtype.get_default_dtype()._name,
+            requires_grad=self._requires_grad and fn is None,
+            grad_fn_name=None if fn is None else fn.name(), namespace="ext")
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, protocol):
+        from ._factories import tensor
+
+        return (tensor, (self._data.copy(),), None)
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.")
+        t = wrap(self._data.copy())
+        t._requires_grad = self._requires_grad
+        if self._grad is not None:
+            t._grad = wrap(self._grad._data.copy())
+        memo[id(self)] = t
+        return t
+
+
+def wrap(data: np.ndarray) -> Tensor:
+    """A new leaf tensor over ``data`` (no copy); the one constructor the engine uses."""
+    t = _new(Tensor)
+    t._data = data
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    t._vc = None if STATE.inference else [0]
+    return t
+
+
+def _c_type_name(np_dtype) -> str:
+    # The C type names torch uses in some messages ('double', 'float', 'long', ...).
+    return {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "long",
+            "int32": "int", "bool": "bool"}.get(str(np_dtype), str(np_dtype))
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """Map a possibly negative dim into range, with torch's IndexError when it is out of range."""
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
+                         f"got {dim})")
+    return dim % ndim if ndim else 0

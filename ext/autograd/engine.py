@@ -1,0 +1,264 @@
+"""The engine: runs the backward graph from its roots to the leaves.
+
+Iterative, with dependency counting: a node runs once every node that feeds it gradient has run.
+Among the nodes that are ready, the one with the highest sequence number (the most recently
+created) runs first, as in torch; a leaf's AccumulateGrad runs as soon as it is ready.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from .._state import STATE
+from .._tensor import Tensor, legacy_type_name
+from .graph import AccumulateGrad, Node
+
+__all__ = ["run_backward"]
+
+
+def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_graph: bool,
+                 create_graph: bool, inputs: list[tuple[Node, int]] | None = None,
+                 accumulate: bool = True, non_leaf_inputs: list[Tensor] = ()) -> list | None:
+    """Propagate ``root_grads`` from the ``roots`` edges through the graph.
+
+    With ``accumulate`` (``backward``) leaves get their ``.grad``; ``inputs`` then restricts which
+    ones. Without it (``autograd.grad``) the gradients reaching the ``inputs`` edges are captured
+    and returned, and ``.grad`` is never touched.
+    """
+    dependencies = _count_dependencies(roots)
+    captures = None
+    needed = None
+    if inputs is not None:
+        needed = _needed_nodes(dependencies, roots, inputs, run_targets=accumulate)
+        if not accumulate:
+            captures = {}
+            for i, edge in enumerate(inputs):
+                captures.setdefault(edge, []).append(i)
+    captured = [None] * len(inputs) if captures is not None else None
+    retained = {(t._grad_fn, t._output_nr): t for t in non_leaf_inputs}
+
+    buffers: dict[Node, list] = {}
+    for (fn, nr), g in zip(roots, root_grads):
+        buf = buffers.get(fn)
+        if buf is None:
+            buf = buffers[fn] = [None] * len(fn._out_meta)
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+    ready: list = []
+    accumulators: list = []
+    for fn in buffers:
+        if dependencies.get(fn, 0) == 0:
+            if type(fn) is AccumulateGrad:
+                accumulators.append(fn)
+            else:
+                ready.append((-fn._seq, fn))
+    heapq.heapify(ready)
+
+    state = STATE
+    prev_mode = state.grad_enabled
+    state.grad_enabled = create_graph
+    try:
+        while ready or accumulators:
+            if accumulators:
+                fn = accumulators.pop(0)
+            else:
+                fn = heapq.heappop(ready)[1]
+            grads = buffers.pop(fn)
+            hooks = fn._hooks
+            if hooks is not None:
+                grads = _call_pre_hooks(fn, hooks, grads)
+            if captures is not None:
+                for nr, g in enumerate(grads):
+                    slots = captures.get((fn, nr))
+                    if slots is not None:
+                        for i in slots:
+                            captured[i] = g
+            if retained:
+                for nr, g in enumerate(grads):
+                    t = retained.get((fn, nr))
+                    if t is not None and g is not None:
+                        t._grad = g.detach() if t._grad is None else t._grad + g
+            if needed is not None and fn not in needed:
+                continue
+            if type(fn) is AccumulateGrad:
+                g = grads[0]
+                if g is not None:
+                    fn._accumulate(g, create_graph)
+                if hooks is not None:
+                    for hook in hooks.post:
+                        hook((), tuple(grads))
+                continue
+
+            if not fn._skip_undefined or any(g is not None for g in grads):
+                outputs = fn._apply(grads)
+            else:
+                outputs = (None,) * len(fn.next_functions)
+            if not keep_graph:
+                fn._release()
+            if hooks is not None and hooks.post:
+                outputs = _call_post_hooks(fn, hooks, outputs, grads)
+
+            newly_ready = None
+            for (nf, nr), g in zip(fn.next_functions, outputs):
+                if nf is None:
+                    continue
+                if g is not None:
+                    g = _validate(fn, nf, nr, g, outputs)
+                    buf = buffers.get(nf)
+                    if buf is None:
+                        buf = buffers[nf] = [None] * len(nf._out_meta)
+                    old = buf[nr]
+                    buf[nr] = g if old is None else old + g
+                elif nf not in buffers:
+                    buffers[nf] = [None] * len(nf._out_meta)
+                left = dependencies[nf] - 1
+                dependencies[nf] = left
+                if left == 0:
+                    if type(nf) is AccumulateGrad:
+                        if newly_ready is None:
+                            newly_ready = []
+                        newly_ready.append(nf)
+                    else:
+                        heapq.heappush(ready, (-nf._seq, nf))
+            if newly_ready is not None:
+                accumulators.extend(newly_ready)
+    finally:
+        state.grad_enabled = prev_mode
+    return captured
+
+
+def _count_dependencies(roots: list[tuple[Node, int]]) -> dict[Node, int]:
+    """How many edges point at each node reachable from the roots."""
+    dependencies: dict[Node, int] = {}
+    seen = set()
+    stack = []
+    for fn, _ in roots:
+        if fn not in seen:
+            seen.add(fn)
+            stack.append(fn)
+    while stack:
+        fn = stack.pop()
+        for nf, _ in fn.next_functions:
+            if nf is None:
+                continue
+            dependencies[nf] = dependencies.get(nf, 0) + 1
+            if nf not in seen:
+                seen.add(nf)
+                stack.append(nf)
+    return dependencies
+
+
+def _needed_nodes(dependencies: dict, roots: list, inputs: list, run_targets: bool) -> set:
+    """The nodes that lie on a path from the roots to one of the ``inputs`` edges.
+
+    ``backward(inputs=...)`` also runs the node of a non-leaf input (``run_targets``);
+    ``autograd.grad`` only captures the gradient that reaches it.
+    """
+    targets = {fn for fn, _ in inputs}
+    nodes = set(dependencies) | {fn for fn, _ in roots}
+    needed = set()
+    # Inputs of a node were created before it, so ascending sequence order sees them first.
+    for fn in sorted(nodes, key=lambda n: n._seq if type(n) is not AccumulateGrad else -1):
+        if fn in targets and type(fn) is AccumulateGrad:
+            needed.add(fn)
+        elif any(nf in needed for nf, _ in fn.next_functions if nf is not None):
+            needed.add(fn)
+        elif run_targets and fn in targets:
+            needed.add(fn)
+    return needed
+
+
+def _validate(fn: Node, nf: Node, nr: int, g: Tensor, outputs: tuple) -> Tensor:
+    """Make a gradient fit the input it flows into: sum a broadcast shape down, cast the dtype."""
+    shape, dt = nf._out_meta[nr]
+    data = g._data
+    if data.shape != shape:
+        if not _expandable(shape, data.shape):
+            index = next(i for i, o in enumerate(outputs) if o is g)
+            raise RuntimeError(
+                f"Function {fn.name()} returned an invalid gradient at index {index} - got "
+                f"{list(data.shape)} but expected shape compatible with {list(shape)}")
+        g = sum_to(g, shape)
+        data = g._data
+    if data.dtype != dt:
+        g = g.to(_dtype_of(dt))
+    return g
+
+
+def _expandable(shape: tuple, target: tuple) -> bool:
+    """Whether a tensor of ``shape`` broadcasts to ``target``."""
+    if len(shape) > len(target):
+        return False
+    for s, t in zip(reversed(shape), reversed(target)):
+        if s != t and s != 1:
+            return False
+    return True
+
+
+def sum_to(g: Tensor, shape: tuple) -> Tensor:
+    """Sum a broadcast gradient down to ``shape`` (differentiable, for create_graph)."""
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1)
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    if lead or g.shape != shape:
+        g = g.reshape(shape)
+    return g
+
+
+def _dtype_of(np_dtype):
+    from .._dtype import FROM_NUMPY
+
+    return FROM_NUMPY[np_dtype]
+
+
+def _call_pre_hooks(fn: Node, hooks, grads: list) -> list:
+    """Tensor pre-hooks, then retain_grad, then Node pre-hooks, in torch's order."""
+    for nr, fns in hooks.tensor_pre.items():
+        for hook in fns:
+            g = grads[nr]
+            if g is None:
+                continue
+            new = hook(g)
+            if new is not None:
+                grads[nr] = _check_hook_result(hook, g, new)
+    for nr, t in hooks.retains_grad.items():
+        g = grads[nr]
+        if g is not None:
+            t._grad = g.detach() if t._grad is None else t._grad + g
+    for hook in hooks.pre:
+        new = hook(tuple(grads))
+        if new is not None:
+            if not isinstance(new, tuple):
+                raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
+            grads = list(new)
+    return grads
+
+
+def _call_post_hooks(fn: Node, hooks, outputs: tuple, grads: list) -> tuple:
+    for hook in hooks.post:
+        new = hook(tuple(outputs), tuple(grads))
+        if new is not None:
+            if len(new) != len(outputs):
+                raise RuntimeError(
+                    f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
+                    f"(got {len(new)}, but expected {len(outputs)})")
+            outputs = tuple(new)
+    return outputs
+
+
+def _check_hook_result(hook, old: Tensor, new) -> Tensor:
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if new._data.shape != old._data.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+    if new._data.dtype != old._data.dtype:
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has changed the type of value (was "
+            f"{legacy_type_name(old).split()[0][1:]} got {legacy_type_name(new).split()[0][1:]})")
+    return new
+
+
+def _hook_name(hook) -> str:
+    return getattr(hook, "__name__", type(hook).__name__)

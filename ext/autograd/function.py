@@ -1,0 +1,285 @@
+"""``ext.autograd.Function``: user-defined ops with a forward and a backward, and their ctx.
+
+The ctx object a Function's ``forward`` and ``backward`` receive *is* the node of the graph, as in
+torch: ``y.grad_fn`` of ``y = MyFn.apply(x)`` is an instance of the generated class
+``MyFnBackward``, and ``y.grad_fn.saved_tensors`` reads what forward saved.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .._state import STATE
+from .._tensor import Tensor, wrap
+from .graph import Node, SavedTensor, freed_marker, link, unpack_all
+
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
+
+_FREED = freed_marker()
+
+
+class FunctionCtx:
+    """What ``forward``/``setup_context`` use to leave information for ``backward``."""
+
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
+        """Save tensors (inputs, outputs or None) for ``backward``, checked for in-place
+        modification when unpacked."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError("save_for_backward can only save variables, but argument "
+                                f"{i} is of type {type(t).__name__}")
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward``; inputs come back as the same objects."""
+        saved = self._saved
+        if saved is None:
+            return ()
+        return unpack_all(saved, self)
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        """Declare outputs that have no gradient: they will not require grad."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether ``backward`` receives zeros (True, the default) or None for unused outputs."""
+        self._materialize_grads = value
+
+    def _finish_saving(self, outputs: tuple) -> None:
+        to_save = self._to_save
+        if to_save is None:
+            self._saved = ()
+            return
+        self._to_save = None
+        self._saved = tuple(
+            None if t is None else SavedTensor(t, any(t is o for o in outputs))
+            for t in to_save)
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The node of a custom Function; ``<ClassName>Backward`` classes derive from it."""
+
+    _forward_cls: type
+    _skip_undefined = False
+    _materialize_grads = True
+    _non_differentiable: tuple = ()
+    _to_save = None
+    _saved = None
+
+    def __init__(self) -> None:
+        # Made through Function.apply (or the built-ins' fast path), not by users.
+        self._hooks = None
+
+    def _apply(self, grads: list) -> tuple:
+        cls = self._forward_cls
+        if self._materialize_grads:
+            grads = [_zeros_for(m) if g is None and m is not None else g
+                     for g, m in zip(grads, self._out_meta)]
+        backward = cls.backward
+        if backward is Function.backward and cls.vjp is not Function.vjp:
+            backward = cls.vjp
+        result = backward(self, *grads)
+        return self._check_gradients(result)
+
+    def _check_gradients(self, result: Any) -> tuple:
+        if not isinstance(result, tuple):
+            result = (result,)
+        n = len(self.needs_input_grad)
+        if len(result) > n and all(r is None for r in result[n:]):
+            result = result[:n]
+        if len(result) != n:
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of "
+                               f"gradients (expected {n}, got {len(result)})")
+        grads = []
+        positions = self._tensor_pos
+        for i, r in enumerate(result):
+            if r is not None and not isinstance(r, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(r).__name__})")
+            if r is not None and i not in positions:
+                raise RuntimeError(
+                    f"function {self.name()} returned a gradient different than None at "
+                    f"position {i + 1}, but the corresponding forward input was not a Variable")
+        for p in positions:
+            # Gradients for inputs that do not require grad are dropped without a check.
+            grads.append(result[p] if self.needs_input_grad[p] else None)
+        return tuple(grads)
+
+    def _release(self) -> None:
+        if self._saved:
+            self._saved = _FREED
+
+
+def _zeros_for(meta: tuple) -> Tensor:
+    shape, dt = meta
+    return wrap(np.zeros(shape, dt))
+
+
+class FunctionMeta(type):
+    """Creates each Function's node class (``<ClassName>Backward``) when the Function is made."""
+
+    def __init__(cls, name: str, bases: tuple, attrs: dict) -> None:
+        super().__init__(name, bases, attrs)
+        node_base = attrs.get("_node_base") or getattr(cls, "_node_base", BackwardCFunction)
+        node_name = attrs.get("node_name") or f"{name}Backward"
+        cls._backward_cls = type(node_name, (node_base,), {"_forward_cls": cls,
+                                                           "__module__": cls.__module__})
+        decorate = getattr(cls, "_decorate_node", None)
+        if decorate is not None:
+            decorate()
+
+
+def _bind(fn, args: tuple, kwargs: dict, skip_ctx: bool) -> tuple:
+    """Bind keyword arguments of ``apply`` to forward's positional slots, with defaults."""
+    sig = inspect.signature(fn)
+    if skip_ctx:
+        params = list(sig.parameters.values())[1:]
+        sig = sig.replace(parameters=params)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"forward() {str(e)}") from None
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
+
+
+class Function(metaclass=FunctionMeta):
+    """Base class of ops with a custom backward; call them with ``MyFn.apply(*args)``.
+
+    Define ``forward(ctx, *args)`` (or ``forward(*args)`` plus ``setup_context(ctx, inputs,
+    output)``) and ``backward(ctx, *grad_outputs)`` returning one gradient per forward argument.
+    """
+
+    _node_base = BackwardCFunction
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions "
+                      "are all static, so you should invoke them on the class itself. "
+                      "Instantiating an autograd function will raise an error in a future "
+                      "version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
+    @staticmethod
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        """Compute the outputs (runs with grad disabled)."""
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple, output: Any) -> Any:
+        """Save what backward needs, when forward does not take ``ctx``."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        """Gradients w.r.t. each forward argument from gradients w.r.t. each output."""
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode "
+                                  "AD.")
+
+    @staticmethod
+    def vjp(ctx: Any, *grad_outputs: Any) -> Any:
+        """An alias of ``backward``."""
+        return Function.backward(ctx, *grad_outputs)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "backward" in cls.__dict__ and "vjp" in cls.__dict__:
+            raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is "
+                               "not allowed. You should only implement one of them.")
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run ``forward`` and, if any tensor input requires grad, record a node for it."""
+        separate = cls.setup_context is not Function.setup_context
+        if kwargs:
+            args = _bind(cls.forward, args, kwargs, skip_ctx=not separate)
+        positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+        needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        record = STATE.grad_enabled and any(needs)
+        ctx = cls._backward_cls()
+        ctx.needs_input_grad = needs
+        ctx._tensor_pos = positions
+
+        state = STATE
+        prev = state.grad_enabled
+        state.grad_enabled = False
+        try:
+            if separate:
+                output = cls.forward(*args)
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args)
+        finally:
+            state.grad_enabled = prev
+
+        is_tuple = isinstance(output, tuple)
+        outputs = output if is_tuple else (output,)
+        # An input returned as-is comes back as a new tensor viewing the same values.
+        outputs = tuple(o.detach() if isinstance(o, Tensor) and any(o is a for a in args) else o
+                        for o in outputs)
+        if record:
+            non_diff = ctx._non_differentiable
+            linked = tuple(
+                o if isinstance(o, Tensor) and o.is_floating_point()
+                and not any(o is n for n in non_diff) else None
+                for o in outputs)
+            link(linked, ctx, tuple(args[p] for p in positions))
+            ctx._out_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor)
+                                  else None for o in outputs)
+            ctx._finish_saving(outputs)
+        else:
+            ctx._to_save = None
+        return outputs if is_tuple else outputs[0]
+
+
+def once_differentiable(fn):
+    """Mark a backward as not differentiable: it runs under no_grad, and differentiating its
+    results raises."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        state = STATE
+        prev = state.grad_enabled
+        state.grad_enabled = False
+        try:
+            outputs = fn(ctx, *args)
+        finally:
+            state.grad_enabled = prev
+        if not prev:
+            return outputs
+        needs_graph = [a for a in args if isinstance(a, Tensor) and a._requires_grad]
+        if not needs_graph:
+            return outputs
+        is_tuple = isinstance(outputs, tuple)
+        outs = outputs if is_tuple else (outputs,)
+        err = DelayedError("trying to differentiate twice a function that was marked with "
+                           "@once_differentiable", len(outs))
+        wrapped = tuple(o.detach() if isinstance(o, Tensor) else o for o in outs)
+        link(tuple(o if isinstance(o, Tensor) and o.is_floating_point() else None
+                   for o in wrapped), err, tuple(needs_graph))
+        return wrapped if is_tuple else wrapped[0]
+
+    return wrapper
+
+
+class DelayedError(Node):
+    """A node that raises when backward reaches it (results of once-differentiable backwards)."""
+
+    __slots__ = ("_message",)
+
+    def __init__(self, message: str, n_outputs: int) -> None:
+        self._message = message
+
+    def _apply(self, grads: list) -> tuple:
+        raise RuntimeError(self._message)

@@ -1,0 +1,252 @@
+"""The backward graph: Node, AccumulateGrad, saved tensors, and the helper that links outputs.
+
+A Node holds edges to the nodes of its *inputs* (``next_functions``), never to its outputs, so the
+graph is a chain of strong references from outputs down to leaves and is freed by reference
+counting the moment the last output tensor goes away.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from typing import Any
+
+from .._state import STATE
+from .._tensor import Tensor, legacy_type_name
+
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "ERR_BACKWARD_TWICE"]
+
+ERR_BACKWARD_TWICE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward."
+)
+_VERSION_HINT = (
+    "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+    "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+)
+# Every node created on any thread takes the next number; the engine runs the ready node with the
+# highest number first, i.e. the most recently created one.
+_sequence = itertools.count()
+# AccumulateGrad's sequence number in torch (UINT64_MAX): it runs as soon as it is ready.
+ACCUMULATE_SEQ = 18446744073709551615
+
+_FREED = object()  # marks saved tensors released by backward
+
+
+class _NodeHooks:
+    """The hooks of one node, created on first registration so plain nodes stay small."""
+
+    __slots__ = ("tensor_pre", "retains_grad", "pre", "post")
+
+    def __init__(self) -> None:
+        self.tensor_pre: dict[int, list] = {}
+        self.retains_grad: dict[int, Tensor] = {}
+        self.pre: list = []
+        self.post: list = []
+
+
+class Node:
+    """A step of the backward graph: turns gradients w.r.t. its outputs into gradients w.r.t.
+    its inputs, which it passes along ``next_functions``."""
+
+    __slots__ = ("next_functions", "_seq", "_out_meta", "_hooks", "_metadata", "__weakref__")
+    # Whether the engine may skip the node when no gradient reached it (built-ins pass "no
+    # gradient" through; a custom Function's backward still runs, with zeros or None).
+    _skip_undefined = True
+
+    def name(self) -> str:
+        """The node's name, e.g. ``'MulBackward0'``."""
+        return type(self).__name__
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for user data that lives as long as the node."""
+        try:
+            return self._metadata
+        except AttributeError:
+            self._metadata = {}
+            return self._metadata
+
+    def _sequence_nr(self) -> int:
+        return self._seq
+
+    def _node_hooks(self) -> _NodeHooks:
+        if self._hooks is None:
+            self._hooks = _NodeHooks()
+        return self._hooks
+
+    def _apply(self, grads: list) -> tuple:
+        """Gradients w.r.t. inputs (one per edge) from gradients w.r.t. outputs."""
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        """Drop what backward no longer needs (saved tensors) unless the graph is retained."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf that requires grad: adds incoming gradients into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor) -> None:
+        self.variable = variable
+        self.next_functions = ()
+        self._seq = ACCUMULATE_SEQ
+        self._out_meta = ((variable._data.shape, variable._data.dtype),)
+        self._hooks = None
+
+    def name(self) -> str:
+        return "ext::autograd::AccumulateGrad"
+
+    def _accumulate(self, grad: Tensor, create_graph: bool) -> None:
+        var = self.variable
+        old = var._grad
+        if old is None:
+            if create_graph:
+                var._grad = grad
+            else:
+                g = _new(Tensor)
+                g._data = grad._data.copy()
+                g._requires_grad = False
+                g._grad_fn = None
+                g._output_nr = 0
+                g._grad = None
+                g._vc = [0]
+                var._grad = g
+        elif create_graph or old._requires_grad:
+            var._grad = old + grad
+        else:
+            # Accumulate in place: the same .grad object, as torch does.
+            old._data += grad._data
+            old._vc[0] += 1
+
+
+_new = object.__new__
+
+
+def grad_accumulator(t: Tensor) -> AccumulateGrad:
+    """The AccumulateGrad node of leaf ``t``, shared by every graph while ``t`` lives."""
+    ref = getattr(t, "_grad_acc", None)
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        # The tensor refers to its accumulator weakly: the accumulator holds the tensor.
+        t._grad_acc = weakref.ref(acc)
+    return acc
+
+
+def gradient_edge(t: Tensor) -> tuple:
+    """The edge along which the gradient of ``t`` flows: ``(node, output_nr)`` or (None, 0)."""
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._requires_grad:
+        return (grad_accumulator(t), 0)
+    return (None, 0)
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had when saved.
+
+    An input is kept as the object itself. An output of the saving node is kept without its
+    ``grad_fn`` (which is that node: keeping it would make a cycle) and rebuilt on unpack.
+    """
+
+    __slots__ = ("_tensor", "_version", "_is_output", "_output_nr", "_requires_grad")
+
+    def __init__(self, t: Tensor, is_output: bool) -> None:
+        if t._vc is None:
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. Please do not use Tensors "
+                "created in inference mode in computation tracked by autograd. To work around "
+                "this, you can make a clone to get a normal tensor and use it in autograd, or use "
+                "`torch.no_grad()` instead of `torch.inference_mode()`.")
+        self._version = t._vc[0]
+        self._is_output = is_output
+        if is_output:
+            self._tensor = t.detach()
+            self._output_nr = t._output_nr
+            self._requires_grad = t._requires_grad
+        else:
+            self._tensor = t
+
+    def unpack(self, node: Node | None) -> Tensor:
+        """The saved tensor, after checking it was not modified in place since it was saved."""
+        t = self._tensor
+        if t._vc[0] != self._version:
+            raise RuntimeError(self._version_error(node))
+        if not self._is_output:
+            return t
+        out = t.detach()
+        if self._requires_grad and node is not None:
+            out._grad_fn = node
+            out._output_nr = self._output_nr
+            out._requires_grad = True
+        return out
+
+    def _version_error(self, node: Node | None) -> str:
+        t = self._tensor
+        fn = node if self._is_output else t._grad_fn
+        where = ""
+        if fn is not None:
+            op = fn.name()
+            op = op[: op.rfind("Backward")] if "Backward" in op else op
+            nr = self._output_nr if self._is_output else t._output_nr
+            where = f", which is output {nr} of {op},"
+        return (f"one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: {legacy_type_name(t)}{where} is at version {t._vc[0]}; "
+                f"expected version {self._version} instead. {_VERSION_HINT}")
+
+
+def link(outputs: tuple, node: Node, inputs: tuple) -> None:
+    """Make ``node`` the grad_fn of ``outputs`` and point it at the edges of ``inputs``.
+
+    The one place where a node joins the graph, shared by ``Function.apply`` and the built-ins'
+    fast path. ``inputs`` holds a Tensor or None per edge.
+    """
+    edges = []
+    for t in inputs:
+        if t is None:
+            edges.append((None, 0))
+        elif t._grad_fn is not None:
+            edges.append((t._grad_fn, t._output_nr))
+        elif t._requires_grad:
+            edges.append((grad_accumulator(t), 0))
+        else:
+            edges.append((None, 0))
+    node.next_functions = tuple(edges)
+    node._seq = next(_sequence)
+    node._hooks = None
+    meta = []
+    for i, out in enumerate(outputs):
+        if out is None:
+            meta.append(None)
+            continue
+        out._grad_fn = node
+        out._output_nr = i
+        out._requires_grad = True
+        meta.append((out._data.shape, out._data.dtype))
+    node._out_meta = tuple(meta)
+
+
+def grad_enabled() -> bool:
+    """Whether operations are being recorded (grad mode is on)."""
+    return STATE.grad_enabled
+
+
+def unpack_all(saved, node: Node) -> tuple:
+    """Unpack a node's saved tensors, raising the backward-twice error once they were freed."""
+    if saved is _FREED:
+        raise RuntimeError(ERR_BACKWARD_TWICE)
+    return tuple(None if s is None else s.unpack(node) for s in saved)
+
+
+def freed_marker() -> Any:
+    """The value a node's saved tuple takes once backward released it."""
+    return _FREED
