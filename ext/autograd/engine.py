@@ -156,16 +156,15 @@ def _needed_nodes(dependencies: dict, roots: list, inputs: list, run_targets: bo
     """
     targets = {fn for fn, _ in inputs}
     nodes = set(dependencies) | {fn for fn, _ in roots}
-    needed = set()
+    reach = set()
     # Inputs of a node were created before it, so ascending sequence order sees them first.
     for fn in sorted(nodes, key=lambda n: n._seq if type(n) is not AccumulateGrad else -1):
-        if fn in targets and type(fn) is AccumulateGrad:
-            needed.add(fn)
-        elif any(nf in needed for nf, _ in fn.next_functions if nf is not None):
-            needed.add(fn)
-        elif run_targets and fn in targets:
-            needed.add(fn)
-    return needed
+        if fn in targets or any(nf in reach for nf, _ in fn.next_functions if nf is not None):
+            reach.add(fn)
+    if run_targets:
+        return reach
+    return {fn for fn in reach
+            if any(nf in reach for nf, _ in fn.next_functions if nf is not None)}
 
 
 def _validate(fn: Node, nf: Node, nr: int, g: Tensor, outputs: tuple) -> Tensor:

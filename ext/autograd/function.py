@@ -206,7 +206,7 @@ class Function(metaclass=FunctionMeta):
             args = _bind(cls.forward, args, kwargs, skip_ctx=not separate)
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-        record = STATE.grad_enabled and any(needs)
+        record = STATE.grad_enabled and not STATE.inference and any(needs)
         ctx = cls._backward_cls()
         ctx.needs_input_grad = needs
         ctx._tensor_pos = positions

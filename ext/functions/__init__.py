@@ -97,7 +97,9 @@ METHODS = {
     "__mul__": _binary(mul), "__rmul__": _reflected(mul),
     "__truediv__": _binary(div), "__rtruediv__": _reflected(pointwise.rdiv),
     "__pow__": _binary(pow), "__rpow__": _reflected(pointwise.rpow),
-    "__neg__": neg, "__abs__": abs, "__matmul__": _binary(matmul),
+    "__neg__": neg, "__abs__": abs,
+    "__matmul__": lambda self, other: matmul(self, other) if isinstance(other, Tensor)
+    else NotImplemented,
     "__rmatmul__": lambda self, other: NotImplemented,
     "multiply": mul, "divide": div, "true_divide": div, "subtract": sub, "negative": neg,
     # comparisons

@@ -94,6 +94,9 @@ class BuiltinFunction(Function):
 def record(op: type, out: Tensor, inputs: tuple, args: tuple) -> None:
     """Attach a node of ``op`` to ``out``: link it to the edges of ``inputs`` (one Tensor or
     None per edge) and let ``op.setup_context`` save what backward needs."""
+    if STATE.inference:
+        # enable_grad inside inference_mode turns grad mode on but records nothing.
+        return
     node = _new(op._backward_cls)
     node.needs_input_grad = tuple(type(a) is Tensor and a._requires_grad for a in args)
     link((out,), node, inputs)

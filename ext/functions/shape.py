@@ -325,6 +325,9 @@ class ToCopy(BuiltinFunction):
 
 def _parse_to(args: tuple, kwargs: dict):
     dtype = kwargs.pop("dtype", None)
+    if dtype is not None and not isinstance(dtype, _dtype.dtype):
+        raise TypeError(f"to() received an invalid combination of arguments - got (dtype="
+                        f"{type(dtype).__name__})")
     for a in args:
         if isinstance(a, _dtype.dtype):
             dtype = a
@@ -386,7 +389,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
     pos = _wrap_dim(dim, d.ndim)
     outs = tuple(wrap(d[(slice(None),) * pos + (i,)])
                  for i in range(d.shape[pos]))
-    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
+    if x._requires_grad and STATE.grad_enabled and not STATE.inference and d.dtype.kind == "f":
         from ..autograd.graph import link
 
         node = object.__new__(Unbind._backward_cls)
@@ -427,7 +430,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
                                f"{list(shape)} at entry 0 and {list(ti._data.shape)} at entry {i}")
     pos = _wrap_dim(dim, len(shape) + 1)
     out = wrap(np.stack([ti._data for ti in tensors], axis=pos))
-    if STATE.grad_enabled and out._data.dtype.kind == "f" and any(
+    if STATE.grad_enabled and not STATE.inference and out._data.dtype.kind == "f" and any(
             ti._requires_grad for ti in tensors):
         node = object.__new__(Stack._backward_cls)
         node.needs_input_grad = tuple(ti._requires_grad for ti in tensors)
