@@ -120,7 +120,7 @@ class Tensor:
         if self._grad_fn is not None:
             raise RuntimeError(_LEAF_ONLY)
         if value:
-            if self._vc is None and not STATE.inference:
+            if self._vc is False and not STATE.inference:
                 raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                    "InferenceMode is not allowed.")
             if not FROM_NUMPY[self._data.dtype].is_floating_point:
@@ -174,9 +174,12 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        if self._vc is None:
+        vc = self._vc
+        if vc is None:
+            return 0
+        if vc is False:
             raise RuntimeError("Inference tensors do not track version counter.")
-        return self._vc[0]
+        return vc[0]
 
     @property
     def retains_grad(self) -> bool:
@@ -196,7 +199,7 @@ class Tensor:
 
     def is_inference(self) -> bool:
         """Whether this tensor was created in inference mode."""
-        return self._vc is None
+        return self._vc is False
 
     def detach(self) -> Tensor:
         """A new leaf that shares storage and version counter and does not require grad."""
@@ -206,7 +209,7 @@ class Tensor:
         t._grad_fn = None
         t._output_nr = 0
         t._grad = None
-        t._vc = self._vc
+        t._vc = version_counter(self)
         return t
 
     def detach_(self) -> Tensor:
@@ -220,7 +223,7 @@ class Tensor:
     def data(self) -> Tensor:
         """An alias of the values that autograd does not track (not even by version)."""
         t = self.detach()
-        t._vc = [0]
+        t._vc = None
         return t
 
     @data.setter
@@ -343,7 +346,7 @@ class Tensor:
 
     def __bool__(self) -> builtins.bool:
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return builtins.bool(self._data.reshape(()).item())
 
     def __float__(self) -> builtins.float:
@@ -398,8 +401,23 @@ def wrap(data: np.ndarray) -> Tensor:
     t._grad_fn = None
     t._output_nr = 0
     t._grad = None
-    t._vc = None if STATE.inference else [0]
+    # A version counter is made on first need (a view, an alias, an in-place op): None means
+    # "version 0, not shared"; False marks an inference tensor, which has none.
+    t._vc = False if STATE.inference else None
     return t
+
+
+def version_counter(t: Tensor) -> list | bool:
+    """The version counter that ``t`` shares with its aliases, made on first use."""
+    vc = t._vc
+    if vc is None:
+        vc = t._vc = [0]
+    return vc
+
+
+def bump_version(t: Tensor) -> None:
+    """Record an in-place modification of ``t`` (and of every alias sharing its counter)."""
+    version_counter(t)[0] += 1
 
 
 def _c_type_name(np_dtype) -> str:

@@ -21,5 +21,5 @@ def rng():
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "ext_only: a test of ext internals with no torch counterpart")
+    config.addinivalue_line("markers", "ext_only: ext internals, no torch counterpart")
     config.addinivalue_line("markers", "slow: a test that takes more than a few seconds")

@@ -44,7 +44,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
             buf = buffers[fn] = [None] * len(fn._out_meta)
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
-    ready: list = []
+    ready: list = []  # a heap of (-sequence_nr, node)
     accumulators: list = []
     for fn in buffers:
         if dependencies.get(fn, 0) == 0:
@@ -57,28 +57,28 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
     state = STATE
     prev_mode = state.grad_enabled
     state.grad_enabled = create_graph
+    # The next node to run when it is the only one ready: a chain then never touches the heap.
+    fn = None
     try:
-        while ready or accumulators:
+        while True:
             if accumulators:
+                if fn is not None:
+                    heapq.heappush(ready, (-fn._seq, fn))
                 fn = accumulators.pop(0)
-            else:
+            elif fn is None:
+                if not ready:
+                    break
                 fn = heapq.heappop(ready)[1]
             grads = buffers.pop(fn)
             hooks = fn._hooks
             if hooks is not None:
                 grads = _call_pre_hooks(fn, hooks, grads)
             if captures is not None:
-                for nr, g in enumerate(grads):
-                    slots = captures.get((fn, nr))
-                    if slots is not None:
-                        for i in slots:
-                            captured[i] = g
+                _capture(captures, captured, fn, grads)
             if retained:
-                for nr, g in enumerate(grads):
-                    t = retained.get((fn, nr))
-                    if t is not None and g is not None:
-                        t._grad = g.detach() if t._grad is None else t._grad + g
+                _retain(retained, fn, grads)
             if needed is not None and fn not in needed:
+                fn = None
                 continue
             if type(fn) is AccumulateGrad:
                 g = grads[0]
@@ -87,44 +87,71 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                 if hooks is not None:
                     for hook in hooks.post:
                         hook((), tuple(grads))
+                fn = None
                 continue
 
             if not fn._skip_undefined or any(g is not None for g in grads):
                 outputs = fn._apply(grads)
             else:
-                outputs = (None,) * len(fn.next_functions)
+                outputs = (None,) * len(fn._next)
             if not keep_graph:
                 fn._release()
             if hooks is not None and hooks.post:
                 outputs = _call_post_hooks(fn, hooks, outputs, grads)
 
-            newly_ready = None
-            for (nf, nr), g in zip(fn.next_functions, outputs):
+            following = None
+            for nf, nr, g in zip(fn._next, fn._nrs, outputs):
                 if nf is None:
                     continue
                 if g is not None:
-                    g = _validate(fn, nf, nr, g, outputs)
+                    shape, dt = nf._out_meta[nr]
+                    data = g._data
+                    if data.shape != shape or data.dtype != dt:
+                        g = _validate(fn, shape, dt, g, outputs)
                     buf = buffers.get(nf)
                     if buf is None:
-                        buf = buffers[nf] = [None] * len(nf._out_meta)
-                    old = buf[nr]
-                    buf[nr] = g if old is None else old + g
+                        if len(nf._out_meta) == 1:
+                            buffers[nf] = [g]
+                        else:
+                            buf = buffers[nf] = [None] * len(nf._out_meta)
+                            buf[nr] = g
+                    else:
+                        old = buf[nr]
+                        buf[nr] = g if old is None else old + g
                 elif nf not in buffers:
                     buffers[nf] = [None] * len(nf._out_meta)
                 left = dependencies[nf] - 1
                 dependencies[nf] = left
                 if left == 0:
                     if type(nf) is AccumulateGrad:
-                        if newly_ready is None:
-                            newly_ready = []
-                        newly_ready.append(nf)
+                        accumulators.append(nf)
+                    elif following is None and not ready:
+                        following = nf
                     else:
+                        if following is not None:
+                            heapq.heappush(ready, (-following._seq, following))
+                            following = None
                         heapq.heappush(ready, (-nf._seq, nf))
-            if newly_ready is not None:
-                accumulators.extend(newly_ready)
+            fn = following
     finally:
         state.grad_enabled = prev_mode
     return captured
+
+
+def _capture(captures: dict, captured: list, fn: Node, grads: list) -> None:
+    for nr, g in enumerate(grads):
+        slots = captures.get((fn, nr))
+        if slots is not None:
+            for i in slots:
+                captured[i] = g
+
+
+def _retain(retained: dict, fn: Node, grads: list) -> None:
+    # backward(inputs=[non-leaf]) fills that tensor's .grad like retain_grad does.
+    for nr, g in enumerate(grads):
+        t = retained.get((fn, nr))
+        if t is not None and g is not None:
+            t._grad = g.detach() if t._grad is None else t._grad + g
 
 
 def _count_dependencies(roots: list[tuple[Node, int]]) -> dict[Node, int]:
@@ -138,7 +165,7 @@ def _count_dependencies(roots: list[tuple[Node, int]]) -> dict[Node, int]:
             stack.append(fn)
     while stack:
         fn = stack.pop()
-        for nf, _ in fn.next_functions:
+        for nf in fn._next:
             if nf is None:
                 continue
             dependencies[nf] = dependencies.get(nf, 0) + 1
@@ -159,17 +186,16 @@ def _needed_nodes(dependencies: dict, roots: list, inputs: list, run_targets: bo
     reach = set()
     # Inputs of a node were created before it, so ascending sequence order sees them first.
     for fn in sorted(nodes, key=lambda n: n._seq if type(n) is not AccumulateGrad else -1):
-        if fn in targets or any(nf in reach for nf, _ in fn.next_functions if nf is not None):
+        if fn in targets or any(nf in reach for nf in fn._next if nf is not None):
             reach.add(fn)
     if run_targets:
         return reach
     return {fn for fn in reach
-            if any(nf in reach for nf, _ in fn.next_functions if nf is not None)}
+            if any(nf in reach for nf in fn._next if nf is not None)}
 
 
-def _validate(fn: Node, nf: Node, nr: int, g: Tensor, outputs: tuple) -> Tensor:
+def _validate(fn: Node, shape: tuple, dt, g: Tensor, outputs: tuple) -> Tensor:
     """Make a gradient fit the input it flows into: sum a broadcast shape down, cast the dtype."""
-    shape, dt = nf._out_meta[nr]
     data = g._data
     if data.shape != shape:
         if not _expandable(shape, data.shape):

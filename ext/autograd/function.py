@@ -26,6 +26,8 @@ _FREED = freed_marker()
 class FunctionCtx:
     """What ``forward``/``setup_context`` use to leave information for ``backward``."""
 
+    __slots__ = ()
+
     def save_for_backward(self, *tensors: Tensor | None) -> None:
         """Save tensors (inputs, outputs or None) for ``backward``, checked for in-place
         modification when unpacked."""
@@ -127,8 +129,11 @@ class FunctionMeta(type):
         super().__init__(name, bases, attrs)
         node_base = attrs.get("_node_base") or getattr(cls, "_node_base", BackwardCFunction)
         node_name = attrs.get("node_name") or f"{name}Backward"
-        cls._backward_cls = type(node_name, (node_base,), {"_forward_cls": cls,
-                                                           "__module__": cls.__module__})
+        namespace = {"_forward_cls": cls, "__module__": cls.__module__}
+        slots = getattr(cls, "_node_slots", None)
+        if slots is not None:
+            namespace["__slots__"] = slots()
+        cls._backward_cls = type(node_name, (node_base,), namespace)
         decorate = getattr(cls, "_decorate_node", None)
         if decorate is not None:
             decorate()

@@ -7,7 +7,6 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .._state import STATE
 from .._tensor import Tensor, wrap
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -28,25 +27,24 @@ def _differentiable_outputs(func: Callable, inputs: tuple) -> tuple:
 
 def _numerical_jacobians(func: Callable, inputs: tuple, wrt: list[int], eps: float) -> list:
     """J[i][o]: d output o / d input wrt[i], of shape (input numel, output numel)."""
-    # Grad mode stays as it is: gradgradcheck's function itself calls autograd.grad.
-    if True:
-        outs = [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor)]
-        jacobians = []
-        for i in wrt:
-            x = inputs[i]._data
-            rows = [np.zeros((x.size, o._data.size)) for o in outs]
-            for j in range(x.size):
-                idx = np.unravel_index(j, x.shape)
-                orig = x[idx].copy()
-                x[idx] = orig - eps
-                minus = [np.array(o._data, dtype=np.float64) for o in _outputs(func, inputs)]
-                x[idx] = orig + eps
-                plus = [np.array(o._data, dtype=np.float64) for o in _outputs(func, inputs)]
-                x[idx] = orig
-                for r, p, m in zip(rows, plus, minus):
-                    r[j] = ((p - m) / (2 * eps)).reshape(-1)
-            jacobians.append(rows)
-        return jacobians
+    # Grad mode stays on: gradgradcheck's function itself calls autograd.grad.
+    outs = _outputs(func, inputs)
+    jacobians = []
+    for i in wrt:
+        x = inputs[i]._data
+        rows = [np.zeros((x.size, o._data.size)) for o in outs]
+        for j in range(x.size):
+            idx = np.unravel_index(j, x.shape)
+            orig = x[idx].copy()
+            x[idx] = orig - eps
+            minus = [np.array(o._data, dtype=np.float64) for o in _outputs(func, inputs)]
+            x[idx] = orig + eps
+            plus = [np.array(o._data, dtype=np.float64) for o in _outputs(func, inputs)]
+            x[idx] = orig
+            for r, p, m in zip(rows, plus, minus):
+                r[j] = ((p - m) / (2 * eps)).reshape(-1)
+        jacobians.append(rows)
+    return jacobians
 
 
 def _outputs(func: Callable, inputs: tuple) -> list:

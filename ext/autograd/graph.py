@@ -12,7 +12,7 @@ import weakref
 from typing import Any
 
 from .._state import STATE
-from .._tensor import Tensor, legacy_type_name
+from .._tensor import Tensor, bump_version, legacy_type_name
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "ERR_BACKWARD_TWICE"]
 
@@ -52,7 +52,7 @@ class Node:
     """A step of the backward graph: turns gradients w.r.t. its outputs into gradients w.r.t.
     its inputs, which it passes along ``next_functions``."""
 
-    __slots__ = ("next_functions", "_seq", "_out_meta", "_hooks", "_metadata", "__weakref__")
+    __slots__ = ("_next", "_nrs", "_seq", "_out_meta", "_hooks", "_metadata", "__weakref__")
     # Whether the engine may skip the node when no gradient reached it (built-ins pass "no
     # gradient" through; a custom Function's backward still runs, with zeros or None).
     _skip_undefined = True
@@ -60,6 +60,12 @@ class Node:
     def name(self) -> str:
         """The node's name, e.g. ``'MulBackward0'``."""
         return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        """One ``(node, output_nr)`` pair per input: where this node's gradients go next;
+        ``(None, 0)`` for an input that needs no gradient."""
+        return tuple(zip(self._next, self._nrs))
 
     @property
     def metadata(self) -> dict:
@@ -96,7 +102,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable: Tensor) -> None:
         self.variable = variable
-        self.next_functions = ()
+        self._next = self._nrs = ()
         self._seq = ACCUMULATE_SEQ
         self._out_meta = ((variable._data.shape, variable._data.dtype),)
         self._hooks = None
@@ -117,14 +123,14 @@ class AccumulateGrad(Node):
                 g._grad_fn = None
                 g._output_nr = 0
                 g._grad = None
-                g._vc = [0]
+                g._vc = None
                 var._grad = g
         elif create_graph or old._requires_grad:
             var._grad = old + grad
         else:
             # Accumulate in place: the same .grad object, as torch does.
             old._data += grad._data
-            old._vc[0] += 1
+            bump_version(old)
 
 
 _new = object.__new__
@@ -151,6 +157,30 @@ def gradient_edge(t: Tensor) -> tuple:
     return (None, 0)
 
 
+_INFERENCE_SAVE = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a clone "
+    "to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`."
+)
+
+
+def saved_version(t: Tensor) -> int:
+    """The version of ``t`` to record when saving it (inference tensors cannot be saved)."""
+    vc = t._vc
+    if vc is None:
+        return 0
+    if vc is False:
+        raise RuntimeError(_INFERENCE_SAVE)
+    return vc[0]
+
+
+def current_version(t: Tensor) -> int:
+    """The version of ``t`` now."""
+    vc = t._vc
+    return 0 if vc is None else vc[0]
+
+
 class SavedTensor:
     """A tensor saved for backward, with the version it had when saved.
 
@@ -161,13 +191,7 @@ class SavedTensor:
     __slots__ = ("_tensor", "_version", "_is_output", "_output_nr", "_requires_grad")
 
     def __init__(self, t: Tensor, is_output: bool) -> None:
-        if t._vc is None:
-            raise RuntimeError(
-                "Inference tensors cannot be saved for backward. Please do not use Tensors "
-                "created in inference mode in computation tracked by autograd. To work around "
-                "this, you can make a clone to get a normal tensor and use it in autograd, or use "
-                "`torch.no_grad()` instead of `torch.inference_mode()`.")
-        self._version = t._vc[0]
+        self._version = saved_version(t)
         self._is_output = is_output
         if is_output:
             self._tensor = t.detach()
@@ -179,8 +203,9 @@ class SavedTensor:
     def unpack(self, node: Node | None) -> Tensor:
         """The saved tensor, after checking it was not modified in place since it was saved."""
         t = self._tensor
-        if t._vc[0] != self._version:
-            raise RuntimeError(self._version_error(node))
+        if current_version(t) != self._version:
+            raise RuntimeError(version_error(t, self._version, node if self._is_output else None,
+                                             self._output_nr if self._is_output else 0))
         if not self._is_output:
             return t
         out = t.detach()
@@ -190,39 +215,60 @@ class SavedTensor:
             out._requires_grad = True
         return out
 
-    def _version_error(self, node: Node | None) -> str:
-        t = self._tensor
-        fn = node if self._is_output else t._grad_fn
-        where = ""
-        if fn is not None:
-            op = fn.name()
-            op = op[: op.rfind("Backward")] if "Backward" in op else op
-            nr = self._output_nr if self._is_output else t._output_nr
-            where = f", which is output {nr} of {op},"
-        return (f"one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: {legacy_type_name(t)}{where} is at version {t._vc[0]}; "
-                f"expected version {self._version} instead. {_VERSION_HINT}")
+
+def version_error(t: Tensor, expected: int, producer: Node | None = None,
+                  output_nr: int = 0) -> str:
+    """torch's message for a saved tensor modified in place since it was saved."""
+    fn = producer if producer is not None else t._grad_fn
+    nr = output_nr if producer is not None else t._output_nr
+    where = ""
+    if fn is not None:
+        op = fn.name()
+        op = op[: op.rfind("Backward")] if "Backward" in op else op
+        where = f", which is output {nr} of {op},"
+    return (f"one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: {legacy_type_name(t)}{where} is at version "
+            f"{current_version(t)}; expected version {expected} instead. {_VERSION_HINT}")
+
+
+_ZEROS = {n: (0,) * n for n in range(8)}
 
 
 def link(outputs: tuple, node: Node, inputs: tuple) -> None:
     """Make ``node`` the grad_fn of ``outputs`` and point it at the edges of ``inputs``.
 
     The one place where a node joins the graph, shared by ``Function.apply`` and the built-ins'
-    fast path. ``inputs`` holds a Tensor or None per edge.
+    fast path. ``inputs`` holds a Tensor or None per edge; an output may be None (not
+    differentiable).
     """
-    edges = []
-    for t in inputs:
-        if t is None:
-            edges.append((None, 0))
-        elif t._grad_fn is not None:
-            edges.append((t._grad_fn, t._output_nr))
-        elif t._requires_grad:
-            edges.append((grad_accumulator(t), 0))
-        else:
-            edges.append((None, 0))
-    node.next_functions = tuple(edges)
+    nexts = []
+    nrs = None
+    for i, t in enumerate(inputs):
+        fn = None
+        if t is not None:
+            fn = t._grad_fn
+            if fn is not None:
+                if t._output_nr:
+                    if nrs is None:
+                        nrs = [0] * len(inputs)
+                    nrs[i] = t._output_nr
+            elif t._requires_grad:
+                fn = grad_accumulator(t)
+        nexts.append(fn)
+    node._next = tuple(nexts)
+    if nrs is None:
+        node._nrs = _ZEROS.get(len(inputs)) or (0,) * len(inputs)
+    else:
+        node._nrs = tuple(nrs)
     node._seq = next(_sequence)
     node._hooks = None
+    if len(outputs) == 1 and outputs[0] is not None:
+        out = outputs[0]
+        out._grad_fn = node
+        out._requires_grad = True
+        d = out._data
+        node._out_meta = ((d.shape, d.dtype),)
+        return
     meta = []
     for i, out in enumerate(outputs):
         if out is None:
@@ -244,7 +290,7 @@ def unpack_all(saved, node: Node) -> tuple:
     """Unpack a node's saved tensors, raising the backward-twice error once they were freed."""
     if saved is _FREED:
         raise RuntimeError(ERR_BACKWARD_TWICE)
-    return tuple(None if s is None else s.unpack(node) for s in saved)
+    return tuple(s.unpack(node) if type(s) is SavedTensor else s for s in saved)
 
 
 def freed_marker() -> Any:

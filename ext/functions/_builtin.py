@@ -16,21 +16,78 @@ from .. import _dtype
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, wrap
-from ..autograd.function import BackwardCFunction, Function
-from ..autograd.graph import link, unpack_all
+from ..autograd.function import Function, FunctionCtx
+from ..autograd.graph import (
+    ERR_BACKWARD_TWICE,
+    Node,
+    SavedTensor,
+    freed_marker,
+    link,
+    saved_version,
+    version_error,
+)
 
 __all__ = ["BuiltinFunction", "BuiltinNode", "record", "as_array", "binary_operands",
            "namespace_of"]
 
 _new = object.__new__
+_NEEDS_ONE = (True,)
 _SCALARS = (builtins.int, builtins.float, builtins.bool)
 
 
-class BuiltinNode(BackwardCFunction):
-    """The node of a built-in op: backward is trusted, so the custom-Function checks are
-    skipped, and a node that received no gradient is not run at all."""
+_FREED = freed_marker()
 
-    _skip_undefined = True
+
+class BuiltinNode(Node, FunctionCtx):
+    """The node of a built-in op, which is also the ctx its ``backward`` reads.
+
+    Backward is trusted, so the custom-Function checks are skipped, and a node that received no
+    gradient is not run at all. Saved inputs are kept as they are (a Python number stays a
+    number until ``_saved_*`` shows it as torch's 0-d tensor); saved outputs go through
+    ``SavedTensor`` so that the node never holds its own output.
+    """
+
+    __slots__ = ("needs_input_grad", "_saved", "_versions")
+    _tensor_pos: tuple | None = None
+
+    def save_for_backward(self, *values) -> None:
+        """Save inputs, outputs or numbers for backward, with the versions of the tensors."""
+        saved = values
+        versions = None
+        for i, v in enumerate(values):
+            if type(v) is not Tensor:
+                continue
+            if v._grad_fn is self:
+                if saved is values:
+                    saved = list(values)
+                saved[i] = SavedTensor(v, True)
+            elif v._vc is not None:
+                version = saved_version(v)
+                if version:
+                    if versions is None:
+                        versions = [0] * len(values)
+                    versions[i] = version
+        self._saved = values if saved is values else tuple(saved)
+        self._versions = versions
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """What forward saved, after checking no saved tensor was modified in place since."""
+        saved = self._saved
+        if saved is _FREED:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        versions = self._versions
+        out = []
+        for i, v in enumerate(saved):
+            if type(v) is Tensor:
+                vc = v._vc
+                expected = 0 if versions is None else versions[i]
+                if vc is not None and vc[0] != expected:
+                    raise RuntimeError(version_error(v, expected))
+            elif type(v) is SavedTensor:
+                v = v.unpack(self)
+            out.append(v)
+        return tuple(out)
 
     def _apply(self, grads: list) -> tuple:
         result = self._forward_cls.backward(self, *grads)
@@ -41,10 +98,17 @@ class BuiltinNode(BackwardCFunction):
             return result
         return tuple(result[p] for p in pos)
 
+    def _release(self) -> None:
+        if self._saved:
+            self._saved = _FREED
+
 
 def _saved_tensor_property(index: int) -> property:
     def get(node):
-        return unpack_all(node._saved, node)[index]
+        value = node.saved_tensors[index]
+        if value is None or type(value) is Tensor:
+            return value
+        return wrapped_number(value)
 
     return property(get)
 
@@ -74,8 +138,14 @@ class BuiltinFunction(Function):
     _node_base = BuiltinNode
     saved_fields: tuple = ()
     saved_attrs: tuple = ()
+    # Other attributes that setup_context puts on ctx (the node has no __dict__).
+    ctx_attrs: tuple = ()
     # Positions of the forward arguments that are tensor inputs (edges); None: all of them.
     tensor_positions: tuple | None = None
+
+    @classmethod
+    def _node_slots(cls) -> tuple:
+        return tuple(cls.saved_attrs) + tuple(cls.ctx_attrs)
 
     @classmethod
     def _decorate_node(cls) -> None:
@@ -98,10 +168,28 @@ def record(op: type, out: Tensor, inputs: tuple, args: tuple) -> None:
         # enable_grad inside inference_mode turns grad mode on but records nothing.
         return
     node = _new(op._backward_cls)
-    node.needs_input_grad = tuple(type(a) is Tensor and a._requires_grad for a in args)
+    if len(args) == 1:
+        # A one-argument op is recorded only when its input requires grad.
+        node.needs_input_grad = _NEEDS_ONE
+    else:
+        node.needs_input_grad = tuple([type(a) is Tensor and a._requires_grad for a in args])
+    node._saved = ()
+    node._versions = None
     link((out,), node, inputs)
     op.setup_context(node, args, out)
-    node._finish_saving((out,))
+
+
+def record_node(op: type, outputs: tuple, inputs: tuple, args: tuple) -> None:
+    """``record`` for ops with several outputs (None for an output that has no gradient) or a
+    variable number of tensor inputs."""
+    if STATE.inference:
+        return
+    node = _new(op._backward_cls)
+    node.needs_input_grad = tuple([type(a) is Tensor and a._requires_grad for a in args])
+    node._saved = ()
+    node._versions = None
+    link(outputs, node, inputs)
+    op.setup_context(node, args, outputs)
 
 
 def as_array(result) -> np.ndarray:
@@ -131,7 +219,7 @@ def binary_operands(a: Tensor, b) -> tuple:
     return None
 
 
-def wrapped_number(value, like: Tensor) -> Tensor:
+def wrapped_number(value) -> Tensor:
     """A Python number as torch's "wrapped number" 0-d tensor (int64 or float64)."""
     if isinstance(value, builtins.bool):
         return wrap(np.array(value))

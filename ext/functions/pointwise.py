@@ -13,8 +13,14 @@ import numpy as np
 from .. import _dtype
 from .._state import STATE
 from .._tensor import Tensor, wrap
-from ._builtin import BuiltinFunction, as_array, binary_operands, namespace_of, record, \
-    wrapped_number
+from ._builtin import (
+    BuiltinFunction,
+    as_array,
+    binary_operands,
+    namespace_of,
+    record,
+    wrapped_number,
+)
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "rdiv", "pow", "rpow", "neg", "abs", "exp", "log",
            "sin", "cos", "tanh", "sigmoid", "relu", "sqrt", "sign", "reciprocal", "where", "eq",
@@ -38,11 +44,6 @@ def _recording(a: Tensor, b) -> bool:
 
 def _edge(b):
     return b if type(b) is Tensor else None
-
-
-def _saved_operand(b, a: Tensor) -> Tensor:
-    # torch saves a Python number operand as a 0-d "wrapped number" tensor.
-    return b if type(b) is Tensor else wrapped_number(b, a)
 
 
 def _broadcast_error(a: np.ndarray, b) -> RuntimeError:
@@ -194,7 +195,7 @@ def mul(a, b) -> Tensor:
     ad, bd = _operands(a, b, "mul")
     out = wrap(_apply(np.multiply, ad, bd))
     if _recording(a, b):
-        record(Mul, out, (a, _edge(b)), (a, _saved_operand(b, a)))
+        record(Mul, out, (a, _edge(b)), (a, b))
     return out
 
 
@@ -231,7 +232,7 @@ def div(a, b) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = wrap(_apply(np.true_divide, ad, bd))
     if _recording(a, b):
-        record(Div, out, (a, _edge(b)), (a, _saved_operand(b, a)))
+        record(Div, out, (a, _edge(b)), (a, b))
     return out
 
 
@@ -684,7 +685,7 @@ def where(condition: Tensor, a, b) -> Tensor:
     ad, bd = binary_operands(a, b)
     out = wrap(as_array(np.where(condition._data, ad, bd)))
     if _recording(a, b) and out._data.dtype.kind == "f":
-        record(Where, out, (a, _edge(b)), (condition, a, _saved_operand(b, a)))
+        record(Where, out, (a, _edge(b)), (condition, a, b))
     return out
 
 

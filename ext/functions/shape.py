@@ -8,7 +8,7 @@ import numpy as np
 from .. import _dtype
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
-from ._builtin import BuiltinFunction, namespace_of, record
+from ._builtin import BuiltinFunction, namespace_of, record, record_node
 
 __all__ = ["view", "reshape", "t", "transpose", "unsqueeze", "squeeze", "expand", "clone", "to",
            "unbind", "stack"]
@@ -309,6 +309,7 @@ class ToCopy(BuiltinFunction):
 
     node_name = "ToCopyBackward0"
     tensor_positions = (0,)
+    ctx_attrs = ("self_dtype",)
 
     @staticmethod
     def forward(x, dtype):
@@ -389,15 +390,8 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
     pos = _wrap_dim(dim, d.ndim)
     outs = tuple(wrap(d[(slice(None),) * pos + (i,)])
                  for i in range(d.shape[pos]))
-    if x._requires_grad and STATE.grad_enabled and not STATE.inference and d.dtype.kind == "f":
-        from ..autograd.graph import link
-
-        node = object.__new__(Unbind._backward_cls)
-        node.needs_input_grad = (True, False)
-        node._materialize_grads = True
-        link(outs, node, (x,))
-        Unbind.setup_context(node, (x, dim), outs)
-        node._finish_saving(outs)
+    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
+        record_node(Unbind, outs, (x,), (x, dim))
     return outs
 
 
@@ -412,14 +406,16 @@ class Stack(BuiltinFunction):
         return namespace_of(tensors[0]).stack(tensors, dim)
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.dim = inputs[-1]
+
+    @staticmethod
     def backward(ctx, grad):
         return grad.unbind(ctx.dim)
 
 
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dim ``dim``."""
-    from ..autograd.graph import link
-
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -430,12 +426,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
                                f"{list(shape)} at entry 0 and {list(ti._data.shape)} at entry {i}")
     pos = _wrap_dim(dim, len(shape) + 1)
     out = wrap(np.stack([ti._data for ti in tensors], axis=pos))
-    if STATE.grad_enabled and not STATE.inference and out._data.dtype.kind == "f" and any(
+    if STATE.grad_enabled and out._data.dtype.kind == "f" and any(
             ti._requires_grad for ti in tensors):
-        node = object.__new__(Stack._backward_cls)
-        node.needs_input_grad = tuple(ti._requires_grad for ti in tensors)
-        node._tensor_pos = None
-        node.dim = dim
-        link((out,), node, tuple(tensors))
-        node._finish_saving((out,))
+        record_node(Stack, (out,), tuple(tensors), (*tensors, dim))
     return out
