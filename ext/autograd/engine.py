@@ -90,7 +90,8 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                 fn = None
                 continue
 
-            if not fn._skip_undefined or any(g is not None for g in grads):
+            if not fn._skip_undefined or (grads[0] is not None if len(grads) == 1 else
+                                           any(g is not None for g in grads)):
                 outputs = fn._apply(grads)
             else:
                 outputs = (None,) * len(fn._next)

@@ -231,7 +231,23 @@ def version_error(t: Tensor, expected: int, producer: Node | None = None,
             f"{current_version(t)}; expected version {expected} instead. {_VERSION_HINT}")
 
 
+_META: dict = {}
+
+
+def output_meta(d) -> tuple:
+    """The metadata tuple of a single-output node, ``((shape, dtype),)``, shared by all nodes
+    with the same shape and dtype so that the graph holds fewer small objects."""
+    key = (d.shape, d.dtype)
+    meta = _META.get(key)
+    if meta is None:
+        if len(_META) > 4096:
+            _META.clear()
+        meta = _META[key] = (key,)
+    return meta
+
+
 _ZEROS = {n: (0,) * n for n in range(8)}
+_ZERO1 = _ZEROS[1]
 
 
 def link(outputs: tuple, node: Node, inputs: tuple) -> None:
@@ -241,6 +257,27 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
     fast path. ``inputs`` holds a Tensor or None per edge; an output may be None (not
     differentiable).
     """
+    if len(inputs) == 1 and inputs[0] is not None:
+        # The common case (a one-input op), without the loop.
+        t = inputs[0]
+        fn = t._grad_fn
+        if fn is None:
+            node._next = (grad_accumulator(t) if t._requires_grad else None,)
+            node._nrs = _ZERO1
+        else:
+            node._next = (fn,)
+            node._nrs = (t._output_nr,) if t._output_nr else _ZERO1
+        node._seq = next(_sequence)
+        node._hooks = None
+        if len(outputs) == 1 and outputs[0] is not None:
+            out = outputs[0]
+            out._grad_fn = node
+            out._requires_grad = True
+            d = out._data
+            node._out_meta = output_meta(d)
+            return
+        _link_outputs(outputs, node)
+        return
     nexts = []
     nrs = None
     for i, t in enumerate(inputs):
@@ -266,9 +303,12 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
         out = outputs[0]
         out._grad_fn = node
         out._requires_grad = True
-        d = out._data
-        node._out_meta = ((d.shape, d.dtype),)
+        node._out_meta = output_meta(out._data)
         return
+    _link_outputs(outputs, node)
+
+
+def _link_outputs(outputs: tuple, node: Node) -> None:
     meta = []
     for i, out in enumerate(outputs):
         if out is None:

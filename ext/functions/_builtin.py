@@ -32,6 +32,8 @@ __all__ = ["BuiltinFunction", "BuiltinNode", "record", "as_array", "binary_opera
 
 _new = object.__new__
 _NEEDS_ONE = (True,)
+# needs_input_grad tuples are shared between nodes (they are immutable).
+_NEEDS: dict = {}
 _SCALARS = (builtins.int, builtins.float, builtins.bool)
 
 
@@ -96,7 +98,9 @@ class BuiltinNode(Node, FunctionCtx):
         pos = self._tensor_pos
         if pos is None:
             return result
-        return tuple(result[p] for p in pos)
+        if type(pos) is int:
+            return result[:pos]
+        return tuple([result[p] for p in pos])
 
     def _release(self) -> None:
         if self._saved:
@@ -150,7 +154,9 @@ class BuiltinFunction(Function):
     @classmethod
     def _decorate_node(cls) -> None:
         node = cls._backward_cls
-        node._tensor_pos = cls.tensor_positions
+        pos = cls.tensor_positions
+        # Tensor inputs that come first are picked out with a slice.
+        node._tensor_pos = len(pos) if pos is not None and pos == tuple(range(len(pos))) else pos
         for i, name in enumerate(cls.saved_fields):
             setattr(node, f"_saved_{name}", _saved_tensor_property(i))
         for name in cls.saved_attrs:
@@ -172,7 +178,8 @@ def record(op: type, out: Tensor, inputs: tuple, args: tuple) -> None:
         # A one-argument op is recorded only when its input requires grad.
         node.needs_input_grad = _NEEDS_ONE
     else:
-        node.needs_input_grad = tuple([type(a) is Tensor and a._requires_grad for a in args])
+        needs = tuple([type(a) is Tensor and a._requires_grad for a in args])
+        node.needs_input_grad = _NEEDS.setdefault(needs, needs)
     node._saved = ()
     node._versions = None
     link((out,), node, inputs)
@@ -201,7 +208,12 @@ def binary_operands(a: Tensor, b) -> tuple:
     """The NumPy operands of a binary op under torch's promotion rules, or None when ``b`` is not
     a tensor or a number. A Python number stays a Python number (NumPy treats it as weak)."""
     ad = a._data
-    if type(b) is Tensor:
+    tb = type(b)
+    if tb is builtins.float:
+        # A Python float keeps a floating tensor's dtype (NumPy treats it as weak, like torch).
+        if ad.dtype.kind == "f":
+            return ad, b
+    elif tb is Tensor:
         bd = b._data
         if ad.dtype == bd.dtype:
             return ad, bd

@@ -19,7 +19,6 @@ from ._builtin import (
     binary_operands,
     namespace_of,
     record,
-    wrapped_number,
 )
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "rdiv", "pow", "rpow", "neg", "abs", "exp", "log",
