@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import warnings
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -195,7 +196,8 @@ class Tensor:
         fn = self._grad_fn
         if fn is None:
             return
-        fn._node_hooks().retains_grad[self._output_nr] = self
+        # Held weakly: the node must not keep its own output alive (that would be a cycle).
+        fn._node_hooks().retains_grad[self._output_nr] = weakref.ref(self)
 
     def is_inference(self) -> bool:
         """Whether this tensor was created in inference mode."""

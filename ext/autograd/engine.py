@@ -249,9 +249,10 @@ def _call_pre_hooks(fn: Node, hooks, grads: list) -> list:
             new = hook(g)
             if new is not None:
                 grads[nr] = _check_hook_result(hook, g, new)
-    for nr, t in hooks.retains_grad.items():
+    for nr, ref in hooks.retains_grad.items():
         g = grads[nr]
-        if g is not None:
+        t = ref()
+        if g is not None and t is not None:
             t._grad = g.detach() if t._grad is None else t._grad + g
     for hook in hooks.pre:
         new = hook(tuple(grads))

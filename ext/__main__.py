@@ -1,0 +1,5 @@
+"""``python -m ext``: run the command line."""
+
+from ext.cli import main
+
+raise SystemExit(main())
