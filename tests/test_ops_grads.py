@@ -7,25 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-ANY = "any"  # magnitude in [0.5, 2] with a random sign: away from 0, the kink of abs and relu
-POS = "pos"  # in [0.5, 2]: inside the domain of log, sqrt and real powers
-
-
-def sample(rng, shape, domain=ANY, dtype=np.float64):
-    values = rng.uniform(0.5, 2.0, size=shape)
-    if domain == ANY:
-        values = values * rng.choice([-1.0, 1.0], size=shape)
-    return np.asarray(values, dtype=dtype)
-
-
-def leaf(T, array, requires_grad=True):
-    return T.tensor(array, requires_grad=requires_grad)
-
-
-def to_np(t):
-    return t.detach().numpy()
-
+from helpers import ANY, POS, leaf, sample, to_np
 
 # id, fn(T, *inputs), input shapes and domains, reference grads(g, *arrays)
 GRAD_REF = [

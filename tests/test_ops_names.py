@@ -10,27 +10,11 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from helpers import POS, leaf, sample, to_np
 
 # torch reports a saved negative dim as an unsigned 64-bit integer: -1 reads back as 2**64 - 1.
 NEG1 = 2**64 - 1
 
-ANY = "any"  # magnitude in [0.5, 2] with a random sign: away from 0, the kink of abs and relu
-POS = "pos"  # in [0.5, 2]: inside the domain of log, sqrt and real powers
-
-
-def sample(rng, shape, domain=ANY, dtype=np.float64):
-    values = rng.uniform(0.5, 2.0, size=shape)
-    if domain == ANY:
-        values = values * rng.choice([-1.0, 1.0], size=shape)
-    return np.asarray(values, dtype=dtype)
-
-
-def leaf(T, array, requires_grad=True):
-    return T.tensor(array, requires_grad=requires_grad)
-
-
-def to_np(t):
-    return t.detach().numpy()
 
 
 @dataclass(frozen=True)

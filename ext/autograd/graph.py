@@ -267,36 +267,26 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
         else:
             node._next = (fn,)
             node._nrs = (t._output_nr,) if t._output_nr else _ZERO1
-        node._seq = next(_sequence)
-        node._hooks = None
-        if len(outputs) == 1 and outputs[0] is not None:
-            out = outputs[0]
-            out._grad_fn = node
-            out._requires_grad = True
-            d = out._data
-            node._out_meta = output_meta(d)
-            return
-        _link_outputs(outputs, node)
-        return
-    nexts = []
-    nrs = None
-    for i, t in enumerate(inputs):
-        fn = None
-        if t is not None:
-            fn = t._grad_fn
-            if fn is not None:
-                if t._output_nr:
-                    if nrs is None:
-                        nrs = [0] * len(inputs)
-                    nrs[i] = t._output_nr
-            elif t._requires_grad:
-                fn = grad_accumulator(t)
-        nexts.append(fn)
-    node._next = tuple(nexts)
-    if nrs is None:
-        node._nrs = _ZEROS.get(len(inputs)) or (0,) * len(inputs)
     else:
-        node._nrs = tuple(nrs)
+        nexts = []
+        nrs = None
+        for i, t in enumerate(inputs):
+            fn = None
+            if t is not None:
+                fn = t._grad_fn
+                if fn is not None:
+                    if t._output_nr:
+                        if nrs is None:
+                            nrs = [0] * len(inputs)
+                        nrs[i] = t._output_nr
+                elif t._requires_grad:
+                    fn = grad_accumulator(t)
+            nexts.append(fn)
+        node._next = tuple(nexts)
+        if nrs is None:
+            node._nrs = _ZEROS.get(len(inputs)) or (0,) * len(inputs)
+        else:
+            node._nrs = tuple(nrs)
     node._seq = next(_sequence)
     node._hooks = None
     if len(outputs) == 1 and outputs[0] is not None:
