@@ -163,3 +163,12 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if da == 2 and db == 2:
         return mm(a, b)
     raise RuntimeError(f"matmul of {da}D and {db}D tensors: batched matmul is not supported yet")
+
+
+METHODS = {
+    "matmul": matmul, "mm": mm, "mv": mv, "dot": dot,
+    "__matmul__": lambda self, other: matmul(self, other) if isinstance(other, Tensor)
+    else NotImplemented,
+    "__rmatmul__": lambda self, other: NotImplemented,
+}
+FUNCTIONS = {"matmul": matmul, "mm": mm, "mv": mv, "dot": dot}

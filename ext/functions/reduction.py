@@ -170,3 +170,7 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if x._requires_grad and STATE.grad_enabled:
         record(MeanDim, out, (x,), (x, dim, keepdim))
     return out
+
+
+METHODS = {"sum": sum, "mean": mean}
+FUNCTIONS = {"sum": sum, "mean": mean}

@@ -430,3 +430,36 @@ def stack(tensors, dim: int = 0) -> Tensor:
             ti._requires_grad for ti in tensors):
         record_node(Stack, (out,), tuple(tensors), (*tensors, dim))
     return out
+
+
+def _sizes_method(fn):
+    # x.view(2, 3) and x.view((2, 3)) both work, as in torch.
+    def method(self, *sizes):
+        return fn(self, *sizes)
+
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+def _to_method(name: str):
+    def convert(self):
+        return to(self, getattr(_dtype, name))
+
+    convert.__name__ = name
+    convert.__doc__ = f"``self.to(ext.{name})``."
+    return convert
+
+
+METHODS = {
+    "t": t, "transpose": transpose, "view": _sizes_method(view),
+    "reshape": _sizes_method(reshape), "expand": _sizes_method(expand), "unsqueeze": unsqueeze,
+    "squeeze": squeeze, "unbind": unbind, "clone": clone, "to": to,
+    "float": _to_method("float32"), "double": _to_method("float64"),
+    "half": _to_method("float16"), "long": _to_method("int64"), "int": _to_method("int32"),
+    "bool": _to_method("bool"),
+}
+FUNCTIONS = {
+    "t": t, "transpose": transpose, "reshape": reshape, "unsqueeze": unsqueeze,
+    "squeeze": squeeze, "unbind": unbind, "stack": stack, "clone": clone,
+}
