@@ -652,6 +652,438 @@ def sqrt(x: Tensor) -> Tensor:
     return _unary(Sqrt, x, _sqrt_kernel, to_float=True)
 
 
+class Log1p(_SavesInput):
+    """log(1 + x): d/dx = 1 / (1 + x)."""
+
+    node_name = "Log1PBackward0"
+    method = "log1p"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad / (x + 1)
+
+
+def log1p(x: Tensor) -> Tensor:
+    """log(1 + x), accurate for small x."""
+    return _unary(Log1p, x, _quiet(np.log1p), to_float=True)
+
+
+class Expm1(_SavesResult):
+    """e^x - 1: d/dx = e^x = result + 1."""
+
+    node_name = "Expm1Backward0"
+    method = "expm1"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * (y + 1)
+
+
+def expm1(x: Tensor) -> Tensor:
+    """e^x - 1, accurate for small x."""
+    return _unary(Expm1, x, np.expm1, to_float=True)
+
+
+class Tan(_SavesResult):
+    """tan x: d/dx = 1 + tan² x."""
+
+    node_name = "TanBackward0"
+    method = "tan"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * (y * y + 1)
+
+
+def tan(x: Tensor) -> Tensor:
+    """Tangent."""
+    return _unary(Tan, x, np.tan, to_float=True)
+
+
+class Rsqrt(_SavesResult):
+    """1/√x: d/dx = -1/2 x^(-3/2) = -result³ / 2."""
+
+    node_name = "RsqrtBackward0"
+    method = "rsqrt"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * (y * y * y) * -0.5
+
+
+def rsqrt(x: Tensor) -> Tensor:
+    """1 / √x."""
+    return _unary(Rsqrt, x, _quiet(lambda d: 1 / np.sqrt(d)), to_float=True)
+
+
+class _PiecewiseConstant(_UnaryFunction):
+    """An op whose gradient is zero wherever it is defined (torch uses zero at the jumps)."""
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @staticmethod
+    def backward(ctx, grad):
+        return namespace_of(grad).zeros_like(grad)
+
+
+class Round(_PiecewiseConstant):
+    """Round half to even."""
+
+    node_name = "RoundBackward0"
+    method = "round"
+
+
+class RoundDecimals(_PiecewiseConstant):
+    """Round to a number of decimals."""
+
+    node_name = "RoundBackward1"
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, decimals):
+        return x.round(decimals=decimals)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return namespace_of(grad).zeros_like(grad), None
+
+
+def round(x: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - torch's name
+    """Round to the nearest integer (half to even), or to ``decimals`` places."""
+    if decimals == 0:
+        return _unary(Round, x, np.round)
+    d = x._data
+    out = wrap(as_array(np.round(d, decimals)))
+    if _recording(x, None) and d.dtype.kind == "f":
+        record(RoundDecimals, out, (x,), (x, decimals))
+    return out
+
+
+class Floor(_PiecewiseConstant):
+    """The largest integer not above x."""
+
+    node_name = "FloorBackward0"
+    method = "floor"
+
+
+def floor(x: Tensor) -> Tensor:
+    """Round down."""
+    return _unary(Floor, x, np.floor)
+
+
+class Ceil(_PiecewiseConstant):
+    """The smallest integer not below x."""
+
+    node_name = "CeilBackward0"
+    method = "ceil"
+
+
+def ceil(x: Tensor) -> Tensor:
+    """Round up."""
+    return _unary(Ceil, x, np.ceil)
+
+
+def _quiet(kernel):
+    def run(d):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return kernel(d)
+
+    return run
+
+
+# ---------------------------------------------------------------------------------- clamp
+def _inside(x: Tensor, lo, hi) -> Tensor:
+    """The bool mask where lo <= x <= hi (a missing bound does not limit)."""
+    mask = None
+    if lo is not None:
+        mask = x >= lo
+    if hi is not None:
+        upper = x <= hi
+        mask = upper if mask is None else logical_and(mask, upper)
+    return mask
+
+
+class ClampScalar(BuiltinFunction):
+    """clamp(x, min, max) with number bounds: the gradient passes where min <= x <= max."""
+
+    node_name = "ClampBackward1"
+    saved_fields = ("self",)
+    saved_attrs = ("min", "max")
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, min, max):  # noqa: A002 - torch's names
+        return x.clamp(min, max)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.min, ctx.max = inputs[1], inputs[2]
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return where(_inside(x, ctx.min, ctx.max), grad, 0.0), None, None
+
+
+class ClampTensor(BuiltinFunction):
+    """clamp(x, min, max) with tensor bounds: the gradient goes to x inside the bounds and to
+    the bound that is active outside them."""
+
+    node_name = "ClampBackward0"
+    saved_fields = ("self", "min", "max")
+
+    @staticmethod
+    def forward(x, min, max):  # noqa: A002 - torch's names
+        return x.clamp(min, max)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, lo, hi = ctx.saved_tensors
+        gx = glo = ghi = None
+        if ctx.needs_input_grad[0]:
+            gx = where(_inside(x, lo, hi), grad, 0.0)
+        if ctx.needs_input_grad[1]:
+            glo = where(x < lo, grad, 0.0)
+        if ctx.needs_input_grad[2]:
+            below = x > hi
+            if lo is not None:
+                # Where min > max the result is max, whatever x is.
+                below = logical_or(below, lo > hi)
+            ghi = where(below, grad, 0.0)
+        return gx, glo, ghi
+
+
+class ClampMinScalar(BuiltinFunction):
+    """clamp_min(x, min) with a number."""
+
+    node_name = "ClampMinBackward0"
+    saved_fields = ("self",)
+    saved_attrs = ("min",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, min):  # noqa: A002
+        return x.clamp_min(min)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.min = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return where(x >= ctx.min, grad, 0.0), None
+
+
+class ClampMaxScalar(BuiltinFunction):
+    """clamp_max(x, max) with a number."""
+
+    node_name = "ClampMaxBackward0"
+    saved_fields = ("self",)
+    saved_attrs = ("max",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, max):  # noqa: A002
+        return x.clamp_max(max)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.max = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return where(x <= ctx.max, grad, 0.0), None
+
+
+class ClampMinTensor(BuiltinFunction):
+    """clamp_min(x, min) with a tensor bound."""
+
+    node_name = "ClampMinBackward1"
+    saved_fields = ("self", "min")
+
+    @staticmethod
+    def forward(x, min):  # noqa: A002
+        return x.clamp_min(min)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, lo = ctx.saved_tensors
+        return (where(x >= lo, grad, 0.0) if ctx.needs_input_grad[0] else None,
+                where(x < lo, grad, 0.0) if ctx.needs_input_grad[1] else None)
+
+
+class ClampMaxTensor(BuiltinFunction):
+    """clamp_max(x, max) with a tensor bound."""
+
+    node_name = "ClampMaxBackward1"
+    saved_fields = ("self", "max")
+
+    @staticmethod
+    def forward(x, max):  # noqa: A002
+        return x.clamp_max(max)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, hi = ctx.saved_tensors
+        return (where(x <= hi, grad, 0.0) if ctx.needs_input_grad[0] else None,
+                where(x > hi, grad, 0.0) if ctx.needs_input_grad[1] else None)
+
+
+def _clamp_data(d: np.ndarray, lo, hi) -> np.ndarray:
+    out = d
+    if lo is not None:
+        out = np.maximum(out, lo)
+    if hi is not None:
+        out = np.minimum(out, hi)
+    return as_array(out if out is not d else d.copy())
+
+
+def _bound(value, x: Tensor) -> Tensor | None:
+    # A number bound next to a tensor bound acts as a 0-d tensor of x's dtype.
+    if value is None or type(value) is Tensor:
+        return value
+    return wrap(np.asarray(value, x._data.dtype))
+
+
+def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch's names
+    """x limited to [min, max] (either bound may be None; numbers or tensors)."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if type(min) is Tensor or type(max) is Tensor:
+        lo, hi = _bound(min, x), _bound(max, x)
+        d = x._data
+        dt = _dtype.FROM_NUMPY[d.dtype]
+        for b in (lo, hi):
+            if b is not None:
+                dt = _dtype.result_type(dt, d.ndim, b.dtype, b._data.ndim)
+                d = np.maximum(d, b._data) if b is lo else np.minimum(d, b._data)
+        out = wrap(as_array(np.asarray(d, dt._np)))
+        if STATE.grad_enabled and out._data.dtype.kind == "f" and any(
+                type(t) is Tensor and t._requires_grad for t in (x, lo, hi)):
+            record(ClampTensor, out, (x, lo, hi), (x, lo, hi))
+        return out
+    d = x._data
+    if d.dtype.kind != "f" and any(isinstance(b, float) for b in (min, max)):
+        d = d.astype(_dtype.get_default_dtype()._np)
+    out = wrap(_clamp_data(d, min, max))
+    if _recording(x, None) and out._data.dtype.kind == "f":
+        record(ClampScalar, out, (x,), (x, min, max))
+    return out
+
+
+def clamp_min(x: Tensor, min) -> Tensor:  # noqa: A002
+    """max(x, min) elementwise."""
+    if type(min) is Tensor:
+        xd, md = binary_operands(x, min)
+        out = wrap(as_array(np.maximum(xd, md)))
+        if _recording(x, min) and out._data.dtype.kind == "f":
+            record(ClampMinTensor, out, (x, min), (x, min))
+        return out
+    out = wrap(_clamp_data(x._data, min, None))
+    if _recording(x, None) and out._data.dtype.kind == "f":
+        record(ClampMinScalar, out, (x,), (x, min))
+    return out
+
+
+def clamp_max(x: Tensor, max) -> Tensor:  # noqa: A002
+    """min(x, max) elementwise."""
+    if type(max) is Tensor:
+        xd, md = binary_operands(x, max)
+        out = wrap(as_array(np.minimum(xd, md)))
+        if _recording(x, max) and out._data.dtype.kind == "f":
+            record(ClampMaxTensor, out, (x, max), (x, max))
+        return out
+    out = wrap(_clamp_data(x._data, None, max))
+    if _recording(x, None) and out._data.dtype.kind == "f":
+        record(ClampMaxScalar, out, (x,), (x, max))
+    return out
+
+
+# ---------------------------------------------------------------------------------- max / min
+class Maximum(BuiltinFunction):
+    """max(a, b) elementwise: the gradient goes to the larger, split evenly at ties."""
+
+    node_name = "MaximumBackward0"
+    saved_fields = ("self", "other")
+
+    @staticmethod
+    def forward(a, b):
+        return namespace_of(a).maximum(a, b)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return _tie_split(grad, a, b, a > b), _tie_split(grad, a, b, a < b)
+
+
+class Minimum(Maximum):
+    """min(a, b) elementwise: the gradient goes to the smaller, split evenly at ties."""
+
+    node_name = "MinimumBackward0"
+
+    @staticmethod
+    def forward(a, b):
+        return namespace_of(a).minimum(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return _tie_split(grad, a, b, a < b), _tie_split(grad, a, b, a > b)
+
+
+def _tie_split(grad: Tensor, a: Tensor, b: Tensor, wins: Tensor) -> Tensor:
+    return where(wins, grad, where(a == b, grad / 2, 0.0))
+
+
+def _extremum(op: type, kernel, a, b) -> Tensor:
+    if type(a) is not Tensor or type(b) is not Tensor:
+        bad = b if type(a) is Tensor else a
+        raise TypeError(f"{op.node_name[:7].lower()}(): argument 'other' (position 2) must be "
+                        f"Tensor, not {type(bad).__name__}")
+    ad, bd = binary_operands(a, b)
+    out = wrap(_apply(kernel, ad, bd))
+    if _recording(a, b) and out._data.dtype.kind == "f":
+        record(op, out, (a, b), (a, b))
+    return out
+
+
+def maximum(a: Tensor, b: Tensor) -> Tensor:
+    """The larger of ``a`` and ``b`` elementwise (NaN propagates)."""
+    return _extremum(Maximum, np.maximum, a, b)
+
+
+def minimum(a: Tensor, b: Tensor) -> Tensor:
+    """The smaller of ``a`` and ``b`` elementwise (NaN propagates)."""
+    return _extremum(Minimum, np.minimum, a, b)
+
+
 # ---------------------------------------------------------------------------------- where
 class Where(BuiltinFunction):
     """where(cond, a, b): the gradient goes to a where cond holds and to b elsewhere."""
@@ -701,6 +1133,60 @@ def _compare(kernel, name: str):
     return compare
 
 
+def _logical(kernel, name: str):
+    def logical(a, b) -> Tensor:
+        if type(b) is not Tensor:
+            b = wrap(np.asarray(b))
+        return wrap(_apply(kernel, a._data, b._data))
+
+    logical.__name__ = name
+    logical.__doc__ = f"Elementwise ``{name}`` of the truth values, a bool tensor."
+    return logical
+
+
+logical_and = _logical(np.logical_and, "logical_and")
+logical_or = _logical(np.logical_or, "logical_or")
+logical_xor = _logical(np.logical_xor, "logical_xor")
+
+
+def logical_not(x: Tensor) -> Tensor:
+    """Elementwise ``not`` of the truth values, a bool tensor."""
+    return wrap(as_array(np.logical_not(x._data)))
+
+
+def _bitwise(kernel, name: str, symbol: str):
+    def bitwise(a, b) -> Tensor:
+        if type(a) is not Tensor:
+            return NotImplemented
+        if type(b) is not Tensor:
+            if not isinstance(b, (bool, int)):
+                return NotImplemented
+            b = wrap(np.asarray(b))
+        ad, bd = binary_operands(a, b)
+        if ad.dtype.kind == "f":
+            raise RuntimeError(f'"{name}_cpu" not implemented for '
+                               f"'{_dtype.FROM_NUMPY[ad.dtype]._short}'")
+        return wrap(_apply(kernel, ad, bd))
+
+    bitwise.__name__ = name
+    bitwise.__doc__ = f"Elementwise ``{symbol}`` of bool or integer tensors."
+    return bitwise
+
+
+bitwise_and = _bitwise(np.bitwise_and, "bitwise_and", "&")
+bitwise_or = _bitwise(np.bitwise_or, "bitwise_or", "|")
+bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor", "^")
+
+
+def bitwise_not(x: Tensor) -> Tensor:
+    """Elementwise ``~``: logical not of bools, bitwise not of integers."""
+    d = x._data
+    if d.dtype.kind == "f":
+        raise RuntimeError(f'"bitwise_not_cpu" not implemented for '
+                           f"'{_dtype.FROM_NUMPY[d.dtype]._short}'")
+    return wrap(as_array(np.invert(d)))
+
+
 eq = _compare(np.equal, "eq")
 ne = _compare(np.not_equal, "ne")
 lt = _compare(np.less, "lt")
@@ -748,6 +1234,15 @@ METHODS = {
     "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
     "abs": abs, "exp": exp, "log": log, "sin": sin, "cos": cos, "tanh": tanh,
     "sigmoid": sigmoid, "relu": relu, "sqrt": sqrt, "sign": sign, "reciprocal": reciprocal,
+    "log1p": log1p, "expm1": expm1, "tan": tan, "rsqrt": rsqrt, "round": round,
+    "floor": floor, "ceil": ceil, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min,
+    "clamp_max": clamp_max, "maximum": maximum, "minimum": minimum,
+    "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
+    "logical_not": logical_not, "bitwise_and": bitwise_and, "bitwise_or": bitwise_or,
+    "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
+    "__and__": bitwise_and, "__or__": bitwise_or, "__xor__": bitwise_xor,
+    "__rand__": bitwise_and, "__ror__": bitwise_or, "__rxor__": bitwise_xor,
+    "__invert__": bitwise_not,
 }
 FUNCTIONS = {
     "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "abs": abs,
@@ -755,4 +1250,10 @@ FUNCTIONS = {
     "relu": relu, "sqrt": sqrt, "sign": sign, "reciprocal": reciprocal, "where": where,
     "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "multiply": mul,
     "divide": div, "subtract": sub, "negative": neg, "true_divide": div, "rsub": rsub,
+    "log1p": log1p, "expm1": expm1, "tan": tan, "rsqrt": rsqrt, "round": round,
+    "floor": floor, "ceil": ceil, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min,
+    "clamp_max": clamp_max, "maximum": maximum, "minimum": minimum,
+    "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
+    "logical_not": logical_not, "bitwise_and": bitwise_and, "bitwise_or": bitwise_or,
+    "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
 }
