@@ -186,9 +186,9 @@ def record(op: type, out: Tensor, inputs: tuple, args: tuple) -> None:
     op.setup_context(node, args, out)
 
 
-def record_node(op: type, outputs: tuple, inputs: tuple, args: tuple) -> None:
+def record_node(op: type, outputs: tuple, inputs: tuple, args: tuple, result=None) -> None:
     """``record`` for ops with several outputs (None for an output that has no gradient) or a
-    variable number of tensor inputs."""
+    variable number of tensor inputs; ``setup_context`` sees ``result`` (default: outputs)."""
     if STATE.inference:
         return
     node = _new(op._backward_cls)
@@ -196,7 +196,7 @@ def record_node(op: type, outputs: tuple, inputs: tuple, args: tuple) -> None:
     node._saved = ()
     node._versions = None
     link(outputs, node, inputs)
-    op.setup_context(node, args, outputs)
+    op.setup_context(node, args, outputs if result is None else result)
 
 
 def as_array(result) -> np.ndarray:

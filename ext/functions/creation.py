@@ -1,6 +1,62 @@
-"""Tensor methods that make new tensors like an existing one: new_zeros, new_ones, ..."""
+"""Tensor methods that make new tensors like an existing one (new_zeros, new_ones, ...) and
+conversions between tensors (type_as)."""
 
 from __future__ import annotations
 
-METHODS: dict = {}
+import numpy as np
+
+from .. import _factories
+from .._tensor import Tensor
+from .shape import to
+
+__all__ = ["new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "type_as"]
+
+
+def _dtype_of(self: Tensor, dtype):
+    return self.dtype if dtype is None else dtype
+
+
+def new_zeros(self: Tensor, *size, dtype=None, device=None,
+              requires_grad: bool = False) -> Tensor:
+    """Zeros of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
+    return _factories.zeros(*size, dtype=_dtype_of(self, dtype), requires_grad=requires_grad)
+
+
+def new_ones(self: Tensor, *size, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """Ones of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
+    return _factories.ones(*size, dtype=_dtype_of(self, dtype), requires_grad=requires_grad)
+
+
+def new_empty(self: Tensor, *size, dtype=None, device=None,
+              requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor (zeros here) of ``size`` with this tensor's dtype."""
+    return _factories.empty(*size, dtype=_dtype_of(self, dtype), requires_grad=requires_grad)
+
+
+def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """``fill_value`` everywhere, with this tensor's dtype (unless ``dtype`` is given)."""
+    return _factories.full(size, fill_value, dtype=_dtype_of(self, dtype),
+                           requires_grad=requires_grad)
+
+
+def new_tensor(self: Tensor, data, *, dtype=None, device=None,
+               requires_grad: bool = False) -> Tensor:
+    """A copy of ``data`` as a tensor with this tensor's dtype (unless ``dtype`` is given)."""
+    if isinstance(data, Tensor):
+        data = data.detach()._data
+    return _factories.tensor(np.asarray(data), dtype=_dtype_of(self, dtype),
+                             requires_grad=requires_grad)
+
+
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    """This tensor converted to ``other``'s dtype."""
+    return to(self, other.dtype)
+
+
+METHODS = {
+    "new_zeros": new_zeros, "new_ones": new_ones, "new_empty": new_empty,
+    "new_full": new_full, "new_tensor": new_tensor, "type_as": type_as,
+}
 FUNCTIONS: dict = {}

@@ -1084,6 +1084,70 @@ def minimum(a: Tensor, b: Tensor) -> Tensor:
     return _extremum(Minimum, np.minimum, a, b)
 
 
+class NanToNum(BuiltinFunction):
+    """nan, +inf and -inf replaced by numbers: the gradient passes only where x was finite."""
+
+    node_name = "NanToNumBackward0"
+    saved_fields = ("self",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, nan=0.0, posinf=None, neginf=None):
+        return x.nan_to_num(nan, posinf, neginf)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return where(isfinite(x), grad, 0.0), None, None, None
+
+
+def nan_to_num(x: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
+    """x with nan, +inf, -inf replaced (by 0 and the dtype's largest and smallest values)."""
+    d = x._data
+    out = wrap(as_array(np.nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf)))
+    if _recording(x, None) and d.dtype.kind == "f":
+        record(NanToNum, out, (x,), (x, nan, posinf, neginf))
+    return out
+
+
+def isnan(x: Tensor) -> Tensor:
+    """Where x is nan (a bool tensor)."""
+    return wrap(as_array(np.isnan(x._data)))
+
+
+def isinf(x: Tensor) -> Tensor:
+    """Where x is +inf or -inf (a bool tensor)."""
+    return wrap(as_array(np.isinf(x._data)))
+
+
+def isfinite(x: Tensor) -> Tensor:
+    """Where x is neither nan nor infinite (a bool tensor)."""
+    return wrap(as_array(np.isfinite(x._data)))
+
+
+def equal(a: Tensor, b: Tensor) -> bool:
+    """True if both have the same shape and the same values (nan is never equal)."""
+    return a._data.shape == b._data.shape and bool(np.array_equal(a._data, b._data))
+
+
+def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    """True if |a - b| <= atol + rtol * |b| everywhere (broadcasting)."""
+    ad, bd = binary_operands(a, b)
+    return bool(np.allclose(ad, bd, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    """Where |a - b| <= atol + rtol * |b| (a bool tensor)."""
+    ad, bd = binary_operands(a, b)
+    return wrap(as_array(np.isclose(ad, bd, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
 # ---------------------------------------------------------------------------------- where
 class Where(BuiltinFunction):
     """where(cond, a, b): the gradient goes to a where cond holds and to b elsewhere."""
@@ -1243,6 +1307,8 @@ METHODS = {
     "__and__": bitwise_and, "__or__": bitwise_or, "__xor__": bitwise_xor,
     "__rand__": bitwise_and, "__ror__": bitwise_or, "__rxor__": bitwise_xor,
     "__invert__": bitwise_not,
+    "nan_to_num": nan_to_num, "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
+    "equal": equal, "allclose": allclose, "isclose": isclose,
 }
 FUNCTIONS = {
     "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "abs": abs,
@@ -1256,4 +1322,6 @@ FUNCTIONS = {
     "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
     "logical_not": logical_not, "bitwise_and": bitwise_and, "bitwise_or": bitwise_or,
     "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
+    "nan_to_num": nan_to_num, "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
+    "equal": equal, "allclose": allclose, "isclose": isclose,
 }

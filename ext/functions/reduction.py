@@ -1,15 +1,20 @@
-"""Reductions: sum and mean, over all elements or over some dims."""
+"""Reductions over all elements or over some dims: sum, mean, max/min, amax/amin, prod, var/std,
+argmax/argmin, and the ops that keep the dims but order or accumulate along one (sort, cumsum)."""
 
 from __future__ import annotations
+
+import builtins
+from typing import NamedTuple
 
 import numpy as np
 
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
-from ._builtin import BuiltinFunction, as_array, record
+from ._builtin import BuiltinFunction, as_array, namespace_of, record, record_node
 
-__all__ = ["sum", "mean", "normalize_dims"]
+__all__ = ["sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std", "cumsum",
+           "argmax", "argmin", "sort", "scatter", "normalize_dims", "return_types"]
 
 
 def normalize_dims(dim, ndim: int) -> tuple:
@@ -172,5 +177,563 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     return out
 
 
-METHODS = {"sum": sum, "mean": mean}
-FUNCTIONS = {"sum": sum, "mean": mean}
+
+
+# ---------------------------------------------------------------------------------- named tuples
+def _named_tuple(name: str):
+    class Result(NamedTuple):
+        values: Tensor
+        indices: Tensor
+
+        def __repr__(self) -> str:
+            return f"ext.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+
+    Result.__name__ = Result.__qualname__ = name
+    return Result
+
+
+class return_types:  # noqa: N801 - torch's name
+    """The named tuples that reductions with indices return (``values``, ``indices``)."""
+
+    max = _named_tuple("max")
+    min = _named_tuple("min")
+    sort = _named_tuple("sort")
+
+
+# ---------------------------------------------------------------------------------- scatter
+class Scatter(BuiltinFunction):
+    """``self`` with ``src`` written at ``index`` along ``dim``: src's gradient is gathered back,
+    self's is grad with the written places zeroed."""
+
+    node_name = "ScatterBackward0"
+    saved_fields = ("index",)
+    saved_attrs = ("dim",)
+    tensor_positions = (0, 3)
+
+    @staticmethod
+    def forward(x, dim, index, src):
+        return x.scatter(dim, index, src)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[2])
+        ctx.dim = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        gx = gsrc = None
+        if ctx.needs_input_grad[0]:
+            gx = scatter(grad, ctx.dim, index, 0.0)
+        if ctx.needs_input_grad[3]:
+            gsrc = grad.gather(ctx.dim, index)
+        return gx, None, None, gsrc
+
+
+def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
+    """A copy of ``x`` with ``src`` (a tensor or a number) written at ``index`` along ``dim``."""
+    d = x._data.copy()
+    pos = _wrap_dim(dim, d.ndim)
+    idx = index._data
+    if type(src) is Tensor:
+        values = src._data[tuple(slice(0, n) for n in idx.shape)]
+    else:
+        values = np.asarray(src, d.dtype)
+    np.put_along_axis(d, idx, values, axis=pos)
+    out = wrap(d)
+    if STATE.grad_enabled and d.dtype.kind == "f" and (
+            x._requires_grad or (type(src) is Tensor and src._requires_grad)):
+        record(Scatter, out, (x, src if type(src) is Tensor else None), (x, dim, index, src))
+    return out
+
+
+def _scatter_back(grad: Tensor, dim: int, indices: Tensor, sizes: tuple,
+                  keepdim: bool) -> Tensor:
+    """The gradient of a reduction that picked one element per slice: grad at the picked places,
+    zero elsewhere."""
+    if not keepdim and len(sizes):
+        grad = grad.unsqueeze(dim)
+        indices = indices.unsqueeze(dim)
+    zeros = namespace_of(grad).zeros(sizes, dtype=grad.dtype)
+    return scatter(zeros, dim, indices, grad)
+
+
+# ---------------------------------------------------------------------------------- max / min
+class MaxAll(BuiltinFunction):
+    """The largest element: the gradient is split evenly among the elements equal to it."""
+
+    node_name = "MaxBackward1"
+    saved_fields = ("self", "result")
+
+    @staticmethod
+    def forward(x):
+        return x.max()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0], output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        return _evenly(grad, x, result)
+
+
+class MinAll(MaxAll):
+    """The smallest element: the gradient is split evenly among the elements equal to it."""
+
+    node_name = "MinBackward1"
+
+    @staticmethod
+    def forward(x):
+        return x.min()
+
+
+def _evenly(grad: Tensor, x: Tensor, result: Tensor) -> Tensor:
+    mask = x == result
+    return mask * (grad / mask.sum())
+
+
+class MaxDim(BuiltinFunction):
+    """The largest element along ``dim``: the gradient goes to the returned index."""
+
+    node_name = "MaxBackward0"
+    saved_fields = ("indices",)
+    saved_attrs = ("dim", "keepdim", "self_sym_sizes")
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, dim, keepdim=False):
+        return x.max(dim, keepdim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output[1])
+        ctx.dim, ctx.keepdim = inputs[1], inputs[2]
+        ctx.self_sym_sizes = tuple(inputs[0].shape)
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices=None):
+        (indices,) = ctx.saved_tensors
+        return _scatter_back(grad, ctx.dim, indices, ctx.self_sym_sizes, ctx.keepdim), None, None
+
+
+class MinDim(MaxDim):
+    """The smallest element along ``dim``: the gradient goes to the returned index."""
+
+    node_name = "MinBackward0"
+
+    @staticmethod
+    def forward(x, dim, keepdim=False):
+        return x.min(dim, keepdim)
+
+
+def _extreme(x: Tensor, dim, keepdim: bool, largest: bool):
+    name = "max" if largest else "min"
+    d = x._data
+    if dim is None:
+        if d.size == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        out = wrap(as_array(d.max() if largest else d.min()))
+        if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
+            record(MaxAll if largest else MinAll, out, (x,), (x,))
+        return out
+    pos = _wrap_dim(dim, d.ndim)
+    if d.ndim and d.shape[pos] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+    if d.ndim == 0:
+        values, indices = wrap(d.copy()), wrap(np.zeros((), np.int64))
+    else:
+        idx = np.argmax(d, axis=pos) if largest else np.argmin(d, axis=pos)
+        idx_keep = np.expand_dims(idx, pos)
+        vals = np.take_along_axis(d, idx_keep, axis=pos)
+        values = wrap(vals if keepdim else np.squeeze(vals, pos))
+        indices = wrap((idx_keep if keepdim else idx).astype(np.int64))
+    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
+        record_node(MaxDim if largest else MinDim, (values, None), (x,), (x, dim, keepdim),
+                    (values, indices))
+    result = return_types.max if largest else return_types.min
+    return result(values, indices)
+
+
+def max(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - torch's name
+    """The largest element; with ``dim``, (values, indices) along it; with a tensor, the
+    elementwise maximum."""
+    if type(dim) is Tensor:
+        return namespace_of(x).maximum(x, dim)
+    return _extreme(x, dim, keepdim, True)
+
+
+def min(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - torch's name
+    """The smallest element; with ``dim``, (values, indices) along it; with a tensor, the
+    elementwise minimum."""
+    if type(dim) is Tensor:
+        return namespace_of(x).minimum(x, dim)
+    return _extreme(x, dim, keepdim, False)
+
+
+class Amax(BuiltinFunction):
+    """The largest values along dims: the gradient is split evenly among ties in each slice."""
+
+    node_name = "AmaxBackward0"
+    saved_fields = ("self", "result")
+    saved_attrs = ("dim", "keepdim")
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, dim=(), keepdim=False):
+        return x.amax(dim, keepdim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0], output)
+        ctx.dim, ctx.keepdim = _as_dim_tuple(inputs[1]), inputs[2]
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        dims = ctx.dim if ctx.dim else tuple(range(x.ndim))
+        sizes = tuple(x.shape)
+        result = _expand_back(result, dims, ctx.keepdim, sizes)
+        mask = x == result
+        count = _expand_back(mask.sum(dims, keepdim=True), dims, True, sizes)
+        return mask * (_expand_back(grad, dims, ctx.keepdim, sizes) / count), None, None
+
+
+class Amin(Amax):
+    """The smallest values along dims: the gradient is split evenly among ties in each slice."""
+
+    node_name = "AminBackward0"
+
+    @staticmethod
+    def forward(x, dim=(), keepdim=False):
+        return x.amin(dim, keepdim)
+
+
+def _amax_amin(op: type, kernel, x: Tensor, dim, keepdim: bool) -> Tensor:
+    d = x._data
+    axes = normalize_dims(dim, d.ndim) if dim not in ((), None) else None
+    out = wrap(as_array(kernel(d, axis=axes, keepdims=keepdim)))
+    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
+        record(op, out, (x,), (x, dim, keepdim))
+    return out
+
+
+def amax(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """The largest values over ``dim`` (all dims when empty)."""
+    return _amax_amin(Amax, np.max, x, dim, keepdim)
+
+
+def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """The smallest values over ``dim`` (all dims when empty)."""
+    return _amax_amin(Amin, np.min, x, dim, keepdim)
+
+
+# ---------------------------------------------------------------------------------- prod
+class ProdAll(BuiltinFunction):
+    """The product of all elements: d/dx_i = product of the others (zeros handled)."""
+
+    node_name = "ProdBackward0"
+    saved_fields = ("self", "result")
+
+    @staticmethod
+    def forward(x):
+        return x.prod()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0], output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, _ = ctx.saved_tensors
+        dims = tuple(range(x.ndim))
+        return _prod_backward(grad, x, dims, False)
+
+
+class ProdDim(BuiltinFunction):
+    """The product along ``dim``."""
+
+    node_name = "ProdBackward1"
+    saved_fields = ("self", "result")
+    saved_attrs = ("dim", "keepdim")
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, dim, keepdim=False):
+        return x.prod(dim, keepdim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0], output)
+        ctx.dim, ctx.keepdim = inputs[1], inputs[2]
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, _ = ctx.saved_tensors
+        return _prod_backward(grad, x, (ctx.dim,), ctx.keepdim), None, None
+
+
+def _prod_backward(grad: Tensor, x: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+    # The product of the others is result / x where a slice has no zero; where it has exactly
+    # one, only the zero gets a gradient (the product of the non-zeros); with more, none does.
+    sizes = tuple(x.shape)
+    g = _expand_back(grad, dims, keepdim, sizes)
+    if x.ndim == 0:
+        return g
+    zero = x == 0
+    safe = namespace_of(x).where(zero, 1.0, x)
+    nonzero_prod = _expand_back(safe.prod(dims[0], keepdim=True) if len(dims) == 1
+                                else safe.reshape(-1).prod(), dims, True, sizes)
+    zeros = _expand_back(zero.sum(dims, keepdim=True), dims, True, sizes)
+    no_zero = g * (nonzero_prod / safe)
+    one_zero = namespace_of(x).where(zero, g * nonzero_prod, 0.0)
+    return namespace_of(x).where(zeros == 0, no_zero,
+                                 namespace_of(x).where(zeros == 1, one_zero, 0.0))
+
+
+def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The product of all elements, or along ``dim``."""
+    d = x._data
+    acc = dtype._np if dtype is not None else (np.int64 if d.dtype.kind in "biu" else None)
+    if dim is None:
+        out = wrap(as_array(d.prod(dtype=acc)))
+        if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f":
+            record(ProdAll, out, (x,), (x,))
+        return out
+    pos = _wrap_dim(dim, d.ndim)
+    out = wrap(as_array(d.prod(axis=pos, keepdims=keepdim, dtype=acc)))
+    if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f":
+        record(ProdDim, out, (x,), (x, dim, keepdim))
+    return out
+
+
+# ---------------------------------------------------------------------------------- var / std
+class Var(BuiltinFunction):
+    """Variance: d/dx = 2 (x - mean) / (N - correction)."""
+
+    node_name = "VarBackward0"
+    saved_fields = ("self",)
+    saved_attrs = ("correction", "dim", "keepdim")
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, dim=None, correction=None, keepdim=False):
+        return x.var(dim, correction=correction, keepdim=keepdim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.dim = None if inputs[1] is None else _as_dim_tuple(inputs[1])
+        ctx.correction, ctx.keepdim = inputs[2], inputs[3]
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        dims, n = _var_dims(x, ctx.dim)
+        c = 1 if ctx.correction is None else ctx.correction
+        centred = x - x.mean(dims, keepdim=True)
+        return (_expand_back(grad, dims, ctx.keepdim, tuple(x.shape)) * centred *
+                (2.0 / (n - c))), None, None, None
+
+
+class Std(Var):
+    """Standard deviation: d/dx = (x - mean) / ((N - correction) std)."""
+
+    node_name = "StdBackward0"
+    saved_fields = ("self", "result")
+
+    @staticmethod
+    def forward(x, dim=None, correction=None, keepdim=False):
+        return x.std(dim, correction=correction, keepdim=keepdim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0], output)
+        ctx.dim = None if inputs[1] is None else _as_dim_tuple(inputs[1])
+        ctx.correction, ctx.keepdim = inputs[2], inputs[3]
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        dims, n = _var_dims(x, ctx.dim)
+        c = 1 if ctx.correction is None else ctx.correction
+        sizes = tuple(x.shape)
+        centred = x - x.mean(dims, keepdim=True)
+        scale = _expand_back(grad / (result * (n - c)), dims, ctx.keepdim, sizes)
+        return scale * centred, None, None, None
+
+
+def _var_dims(x: Tensor, dim) -> tuple:
+    dims = tuple(range(x.ndim)) if dim is None else dim
+    n = 1
+    for d in dims:
+        n *= x.shape[d]
+    return dims, n
+
+
+def _variance(op: type, x: Tensor, dim, unbiased, keepdim: bool, correction, name: str):
+    d = x._data
+    if d.dtype.kind != "f":
+        raise RuntimeError(f"{name}(): input dtype should be either floating point or complex. "
+                           f"Got {FROM_NUMPY[d.dtype]._short} instead.")
+    if isinstance(dim, builtins.bool):
+        dim, unbiased = None, dim
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    saved_correction = correction if correction is not None or dim is not None else None
+    if dim is not None and correction is None:
+        saved_correction = 1
+    c = 1 if correction is None else correction
+    axes = None if dim is None else normalize_dims(dim, d.ndim)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = d.var(axis=axes, ddof=c, keepdims=keepdim)
+        out = wrap(as_array(np.sqrt(v) if op is Std else v).astype(d.dtype, copy=False))
+    if x._requires_grad and STATE.grad_enabled:
+        record(op, out, (x,), (x, dim, saved_correction, keepdim))
+    return out
+
+
+def var(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """The variance (Bessel-corrected unless ``correction``/``unbiased`` say otherwise)."""
+    return _variance(Var, x, dim, unbiased, keepdim, correction, "var")
+
+
+def std(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """The standard deviation (Bessel-corrected unless told otherwise)."""
+    return _variance(Std, x, dim, unbiased, keepdim, correction, "std")
+
+
+# ---------------------------------------------------------------------------------- cumsum
+class Cumsum(BuiltinFunction):
+    """Running sums along ``dim``: the gradient is the reversed running sum of grad."""
+
+    node_name = "CumsumBackward0"
+    saved_attrs = ("dim",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, dim):
+        return x.cumsum(dim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.dim = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        # sum_{j >= i} g_j = total - (running sum up to i) + g_i
+        dim = ctx.dim
+        return grad.sum(dim, keepdim=True) - grad.cumsum(dim) + grad, None
+
+
+def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """Running sums along ``dim``."""
+    d = x._data
+    acc = dtype._np if dtype is not None else (np.int64 if d.dtype.kind in "biu" else None)
+    pos = _wrap_dim(dim, d.ndim)
+    out = wrap(as_array(np.cumsum(d, axis=pos, dtype=acc) if d.ndim else d.astype(acc or d.dtype)))
+    if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f":
+        record(Cumsum, out, (x,), (x, dim))
+    return out
+
+
+# ---------------------------------------------------------------------------------- arg*, sort
+def _arg(x: Tensor, dim, keepdim: bool, largest: bool) -> Tensor:
+    name = "argmax" if largest else "argmin"
+    d = x._data
+    kernel = np.argmax if largest else np.argmin
+    if dim is None:
+        if d.size == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
+        idx = np.asarray(kernel(d), np.int64)
+        return wrap(idx.reshape((1,) * d.ndim) if keepdim else idx)
+    pos = _wrap_dim(dim, d.ndim)
+    if d.ndim and d.shape[pos] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+    if d.ndim == 0:
+        return wrap(np.zeros((), np.int64))
+    return wrap(as_array(kernel(d, axis=pos, keepdims=keepdim).astype(np.int64)))
+
+
+def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """The index of the largest element (of the flattened tensor, or along ``dim``)."""
+    return _arg(x, dim, keepdim, True)
+
+
+def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """The index of the smallest element (of the flattened tensor, or along ``dim``)."""
+    return _arg(x, dim, keepdim, False)
+
+
+class Sort(BuiltinFunction):
+    """Sorted values along ``dim``: the gradient goes back to where each value came from."""
+
+    node_name = "SortBackward0"
+    saved_fields = ("indices",)
+    saved_attrs = ("dim", "self_sym_sizes")
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, dim=-1, descending=False):
+        return x.sort(dim, descending)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output[1])
+        ctx.dim = inputs[1]
+        ctx.self_sym_sizes = tuple(inputs[0].shape)
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices=None):
+        (indices,) = ctx.saved_tensors
+        return _scatter_back(grad, ctx.dim, indices, ctx.self_sym_sizes, True), None, None
+
+
+def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False):
+    """(values, indices) of ``x`` sorted along ``dim``; equal values keep their order."""
+    d = x._data
+    if d.ndim == 0:
+        values, indices = wrap(d.copy()), wrap(np.zeros((), np.int64))
+    else:
+        pos = _wrap_dim(dim, d.ndim)
+        # A stable descending sort: sort the negated order, which keeps ties in place.
+        key = -d if descending and d.dtype.kind != "b" else (~d if descending else d)
+        idx = np.argsort(key, axis=pos, kind="stable")
+        values = wrap(np.take_along_axis(d, idx, axis=pos))
+        indices = wrap(idx.astype(np.int64))
+    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
+        record_node(Sort, (values, None), (x,), (x, dim, descending), (values, indices))
+    return return_types.sort(values, indices)
+
+
+def _truth(x: Tensor, dim, keepdim: bool, kernel) -> Tensor:
+    d = x._data
+    if dim is None:
+        return wrap(as_array(kernel(d)))
+    axes = normalize_dims(dim, d.ndim)
+    out = as_array(kernel(d, axis=axes, keepdims=keepdim))
+    # torch keeps uint8 for uint8 inputs and gives bool otherwise.
+    return wrap(out.astype(np.uint8) if d.dtype == np.uint8 else out)
+
+
+def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
+    """Whether any element (along ``dim``) is non-zero."""
+    return _truth(x, dim, keepdim, np.any)
+
+
+def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
+    """Whether every element (along ``dim``) is non-zero."""
+    return _truth(x, dim, keepdim, np.all)
+
+
+METHODS = {
+    "any": any, "all": all,
+    "sum": sum, "mean": mean, "max": max, "min": min, "amax": amax, "amin": amin, "prod": prod,
+    "var": var, "std": std, "cumsum": cumsum, "argmax": argmax, "argmin": argmin, "sort": sort,
+    "scatter": scatter,
+}
+FUNCTIONS = dict(METHODS)
