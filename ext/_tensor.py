@@ -91,8 +91,10 @@ def legacy_type_name(t: Tensor) -> str:
 class Tensor:
     """A multi-dimensional array that records the operations applied to it for autograd."""
 
+    # Slots set for every tensor come first; the others are set only when used (leaves that
+    # have hooks or an accumulator) and read with getattr's default.
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc",
-                 "_grad_acc", "__weakref__")
+                 "_grad_acc", "_backward_hooks", "_post_acc_hooks", "__weakref__")
     # NumPy defers to Tensor's reflected operators: np.float64(2) * t is a Tensor.
     __array_priority__ = 1000
 
@@ -198,6 +200,40 @@ class Tensor:
             return
         # Held weakly: the node must not keep its own output alive (that would be a cycle).
         fn._node_hooks().retains_grad[self._output_nr] = weakref.ref(self)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when the gradient w.r.t. this tensor is computed; a returned tensor
+        replaces the gradient. Returns a handle whose ``remove()`` takes the hook away."""
+        from .utils.hooks import add_hook, hook_dict
+
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        fn = self._grad_fn
+        if fn is not None:
+            # The hook belongs to the node that made this version of the tensor.
+            hooks = fn._node_hooks().tensor_pre
+            table = hooks.get(self._output_nr)
+            if table is None:
+                table = hooks[self._output_nr] = hook_dict()
+            return add_hook(table, hook)
+        table = getattr(self, "_backward_hooks", None)
+        if table is None:
+            table = self._backward_hooks = hook_dict()
+        return add_hook(table, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after backward has accumulated into this leaf's ``.grad``."""
+        from .utils.hooks import add_hook, hook_dict
+
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        table = getattr(self, "_post_acc_hooks", None)
+        if table is None:
+            table = self._post_acc_hooks = hook_dict()
+        return add_hook(table, hook)
 
     def is_inference(self) -> bool:
         """Whether this tensor was created in inference mode."""

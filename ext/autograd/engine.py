@@ -71,8 +71,13 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                 fn = heapq.heappop(ready)[1]
             grads = buffers.pop(fn)
             hooks = fn._hooks
-            if hooks is not None:
-                grads = _call_pre_hooks(fn, hooks, grads)
+            is_leaf = type(fn) is AccumulateGrad
+            if is_leaf:
+                leaf_hooks = getattr(fn.variable, "_backward_hooks", None)
+                if leaf_hooks:
+                    grads = _tensor_hooks(leaf_hooks, grads, 0)
+            elif hooks is not None:
+                grads = _tensor_pre_hooks(hooks, grads)
             if captures is not None:
                 _capture(captures, captured, fn, grads)
             if retained:
@@ -80,13 +85,15 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
             if needed is not None and fn not in needed:
                 fn = None
                 continue
-            if type(fn) is AccumulateGrad:
+            if hooks is not None and hooks.pre:
+                grads = _node_pre_hooks(hooks, grads)
+            if is_leaf:
                 g = grads[0]
                 if g is not None:
                     fn._accumulate(g, create_graph)
-                if hooks is not None:
-                    for hook in hooks.post:
-                        hook((), tuple(grads))
+                    _post_accumulate_hooks(fn.variable)
+                if hooks is not None and hooks.post:
+                    _call_post_hooks(fn, hooks, (), grads)
                 fn = None
                 continue
 
@@ -239,40 +246,77 @@ def _dtype_of(np_dtype):
     return FROM_NUMPY[np_dtype]
 
 
-def _call_pre_hooks(fn: Node, hooks, grads: list) -> list:
-    """Tensor pre-hooks, then retain_grad, then Node pre-hooks, in torch's order."""
-    for nr, fns in hooks.tensor_pre.items():
-        for hook in fns:
-            g = grads[nr]
-            if g is None:
-                continue
-            new = hook(g)
-            if new is not None:
-                grads[nr] = _check_hook_result(hook, g, new)
+def _tensor_hooks(table: dict, grads: list, nr: int) -> list:
+    """Run ``Tensor.register_hook`` hooks in registration order, each on the previous result."""
+    g = grads[nr]
+    if g is None:
+        return grads
+    for hook in list(table.values()):
+        new = hook(g)
+        if new is not None:
+            g = _check_hook_result(hook, g, new)
+    grads[nr] = g
+    return grads
+
+
+def _tensor_pre_hooks(hooks, grads: list) -> list:
+    """Tensor hooks on the node's outputs, then the retain_grad updates (torch's order)."""
+    for nr, table in hooks.tensor_pre.items():
+        if table:
+            grads = _tensor_hooks(table, grads, nr)
     for nr, ref in hooks.retains_grad.items():
         g = grads[nr]
         t = ref()
         if g is not None and t is not None:
             t._grad = g.detach() if t._grad is None else t._grad + g
-    for hook in hooks.pre:
+    return grads
+
+
+def _node_pre_hooks(hooks, grads: list) -> list:
+    for hook in list(hooks.pre.values()):
         new = hook(tuple(grads))
         if new is not None:
             if not isinstance(new, tuple):
                 raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
+            _check_hook_tuple(hook, grads, new)
             grads = list(new)
     return grads
 
 
 def _call_post_hooks(fn: Node, hooks, outputs: tuple, grads: list) -> tuple:
-    for hook in hooks.post:
+    for hook in list(hooks.post.values()):
         new = hook(tuple(outputs), tuple(grads))
         if new is not None:
+            if not isinstance(new, tuple):
+                raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
             if len(new) != len(outputs):
                 raise RuntimeError(
                     f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
                     f"(got {len(new)}, but expected {len(outputs)})")
+            _check_hook_tuple(hook, outputs, new)
             outputs = tuple(new)
     return outputs
+
+
+def _check_hook_tuple(hook, old, new: tuple) -> None:
+    for o, n in zip(old, new):
+        if n is None:
+            continue
+        if o is None:
+            raise RuntimeError("can't replace a None gradient with a non-None value")
+        _check_hook_result(hook, o, n)
+
+
+def _post_accumulate_hooks(variable: Tensor) -> None:
+    table = getattr(variable, "_post_acc_hooks", None)
+    if not table:
+        return
+    for hook in list(table.values()):
+        result = hook(variable)
+        if result is not None:
+            if isinstance(result, Tensor):
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+            raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
 
 
 def _check_hook_result(hook, old: Tensor, new) -> Tensor:

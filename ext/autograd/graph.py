@@ -13,6 +13,7 @@ from typing import Any
 
 from .._state import STATE
 from .._tensor import Tensor, bump_version, legacy_type_name
+from ..utils.hooks import RemovableHandle, add_hook, hook_dict
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "ERR_BACKWARD_TWICE"]
 
@@ -37,15 +38,20 @@ _FREED = object()  # marks saved tensors released by backward
 
 
 class _NodeHooks:
-    """The hooks of one node, created on first registration so plain nodes stay small."""
+    """The hooks of one node, created on first registration so plain nodes stay small.
+
+    ``tensor_pre`` holds, per output number, the hooks registered with ``Tensor.register_hook``
+    on that output; ``retains_grad`` the outputs (held weakly) that fill their ``.grad``;
+    ``pre`` and ``post`` the node's own hooks. Each hook dict maps a handle id to the hook.
+    """
 
     __slots__ = ("tensor_pre", "retains_grad", "pre", "post")
 
     def __init__(self) -> None:
-        self.tensor_pre: dict[int, list] = {}
-        self.retains_grad: dict[int, Tensor] = {}
-        self.pre: list = []
-        self.post: list = []
+        self.tensor_pre: dict[int, dict] = {}
+        self.retains_grad: dict[int, weakref.ref] = {}
+        self.pre: dict = hook_dict()
+        self.post: dict = hook_dict()
 
 
 class Node:
@@ -78,6 +84,16 @@ class Node:
 
     def _sequence_nr(self) -> int:
         return self._seq
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """Call ``fn(grad_inputs, grad_outputs)`` after the node runs; a returned tuple replaces
+        ``grad_inputs``."""
+        return add_hook(self._node_hooks().post, fn)
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """Call ``fn(grad_outputs)`` before the node runs; a returned tuple replaces
+        ``grad_outputs``."""
+        return add_hook(self._node_hooks().pre, fn)
 
     def _node_hooks(self) -> _NodeHooks:
         if self._hooks is None:

@@ -1,0 +1,3 @@
+"""``ext.utils``: helpers with torch's module paths (``ext.utils.hooks``)."""
+
+from . import hooks
