@@ -57,6 +57,7 @@ from ._tensor import Size, Tensor, device
 from ._tensor_str import set_printoptions
 from ._warnings import is_warn_always_enabled, set_warn_always
 from . import autograd, functions  # noqa: E402  (the layers above the Tensor)
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -70,3 +71,4 @@ functions.install_methods()
 globals().update(functions.FUNCTIONS)
 
 __version__ = "0.1.0"
+from . import nn

@@ -13,6 +13,12 @@ class _State(threading.local):
     # Class attributes are the defaults each new thread starts from.
     grad_enabled = True
     inference = False
+    # The innermost (pack, unpack) pair of saved_tensors_hooks, or None.
+    saved_hooks = None
+    # While disable_saved_tensors_hooks is active: its error message.
+    saved_hooks_disabled = None
+    anomaly = False
+    anomaly_check_nan = True
 
 
 STATE = _State()

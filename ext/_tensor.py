@@ -362,9 +362,12 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        if dtype is None:
-            return self._data
-        return self._data.astype(dtype, copy=False)
+        data = self.numpy()
+        return data if dtype is None else data.astype(dtype, copy=False)
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # NumPy functions applied to a tensor give a tensor back.
+        return wrap(np.asarray(array))
 
     def __len__(self) -> int:
         if self._data.ndim == 0:

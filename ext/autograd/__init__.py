@@ -12,6 +12,12 @@ import numpy as np
 from .._tensor import Tensor, wrap
 from .._warnings import warn_once
 from . import graph
+from .anomaly_mode import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from .engine import run_backward
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
@@ -28,7 +34,8 @@ from .graph import gradient_edge
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "graph",
-           "Variable"]
+           "Variable", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled"]
 
 Variable = Tensor
 _CREATE_GRAPH_WARNING = (

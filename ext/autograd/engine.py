@@ -11,6 +11,7 @@ import heapq
 
 from .._state import STATE
 from .._tensor import Tensor, legacy_type_name
+from .anomaly_mode import apply_checked
 from .graph import AccumulateGrad, Node
 
 __all__ = ["run_backward"]
@@ -57,6 +58,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
     state = STATE
     prev_mode = state.grad_enabled
     state.grad_enabled = create_graph
+    anomaly = state.anomaly
     # The next node to run when it is the only one ready: a chain then never touches the heap.
     fn = None
     try:
@@ -99,7 +101,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
 
             if not fn._skip_undefined or (grads[0] is not None if len(grads) == 1 else
                                            any(g is not None for g in grads)):
-                outputs = fn._apply(grads)
+                outputs = apply_checked(fn, grads) if anomaly else fn._apply(grads)
             else:
                 outputs = (None,) * len(fn._next)
             if not keep_graph:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor, wrap
-from .graph import Node, SavedTensor, freed_marker, link, unpack_all
+from .graph import Node, freed_marker, link, save, unpack_all
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -60,7 +60,7 @@ class FunctionCtx:
             return
         self._to_save = None
         self._saved = tuple(
-            None if t is None else SavedTensor(t, any(t is o for o in outputs))
+            None if t is None else save(t, any(t is o for o in outputs))
             for t in to_save)
 
 

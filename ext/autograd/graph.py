@@ -15,7 +15,8 @@ from .._state import STATE
 from .._tensor import Tensor, bump_version, legacy_type_name
 from ..utils.hooks import RemovableHandle, add_hook, hook_dict
 
-__all__ = ["Node", "AccumulateGrad", "SavedTensor", "ERR_BACKWARD_TWICE"]
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "saved_tensors_hooks",
+           "disable_saved_tensors_hooks", "increment_version", "ERR_BACKWARD_TWICE"]
 
 ERR_BACKWARD_TWICE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -27,6 +28,10 @@ ERR_BACKWARD_TWICE = (
 _VERSION_HINT = (
     "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
     "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+)
+_ANOMALY_HINT = (
+    "Hint: the backtrace further above shows the operation that failed to compute its gradient. "
+    "The variable in question was changed in there or anywhere later. Good luck!"
 )
 # Every node created on any thread takes the next number; the engine runs the ready node with the
 # highest number first, i.e. the most recently created one.
@@ -232,6 +237,100 @@ class SavedTensor:
         return out
 
 
+class HookedSavedTensor(SavedTensor):
+    """A tensor saved under ``saved_tensors_hooks``: the graph keeps what ``pack_hook`` returned
+    and rebuilds a tensor from ``unpack_hook`` on every access."""
+
+    __slots__ = ("_packed", "_unpack", "_grad_fn", "_grad_acc")
+
+    def __init__(self, t: Tensor, is_output: bool, hooks: tuple) -> None:
+        pack, unpack = hooks
+        self._version = saved_version(t)
+        self._is_output = is_output
+        self._output_nr = t._output_nr
+        self._requires_grad = t._requires_grad
+        self._tensor = None
+        # An input keeps its place in the graph: its node, or its leaf's accumulator.
+        self._grad_fn = None if is_output else t._grad_fn
+        self._grad_acc = grad_accumulator(t) if t._requires_grad and t._grad_fn is None \
+            else None
+        self._unpack = unpack
+        before = current_version(t)
+        self._packed = pack(t)
+        if current_version(t) != before:
+            raise RuntimeError(
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as "
+                "input to pack hook cannot be modified by in-place operations as this can lead "
+                "to unexpected side-effects. Please open an issue if you need to perform "
+                "in-place operations on the input to a pack hook.")
+
+    def unpack(self, node: Node | None) -> Tensor:
+        data = self._unpack(self._packed)
+        if not isinstance(data, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                            f"result of type {type(data).__name__}")
+        out = data.detach()
+        fn = node if self._is_output else self._grad_fn
+        if fn is not None and self._requires_grad:
+            out._grad_fn = fn
+            out._output_nr = self._output_nr
+            out._requires_grad = True
+        elif self._grad_acc is not None:
+            out._requires_grad = True
+            out._grad_acc = weakref.ref(self._grad_acc)
+        return out
+
+
+def save(t: Tensor, is_output: bool) -> SavedTensor:
+    """A SavedTensor for ``t``, through the active saved-tensor hooks if there are any."""
+    hooks = STATE.saved_hooks
+    if hooks is None:
+        return SavedTensor(t, is_output)
+    return HookedSavedTensor(t, is_output, hooks)
+
+
+class saved_tensors_hooks:  # noqa: N801 - torch's name
+    """Within this context, tensors saved for backward go through ``pack_hook`` at save time and
+    come back through ``unpack_hook`` when backward (or ``_saved_*``) needs them."""
+
+    def __init__(self, pack_hook, unpack_hook) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> saved_tensors_hooks:
+        if STATE.saved_hooks_disabled is not None:
+            raise RuntimeError(STATE.saved_hooks_disabled)
+        self._prev = STATE.saved_hooks
+        STATE.saved_hooks = (self.pack_hook, self.unpack_hook)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        STATE.saved_hooks = self._prev
+
+
+class disable_saved_tensors_hooks:  # noqa: N801 - torch's name
+    """Forbid ``saved_tensors_hooks`` within this context; entering them raises
+    ``RuntimeError(error_message)``."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> None:
+        if STATE.saved_hooks is not None:
+            raise RuntimeError(self.error_message)
+        self._prev = STATE.saved_hooks_disabled
+        STATE.saved_hooks_disabled = self.error_message
+
+    def __exit__(self, *exc) -> None:
+        STATE.saved_hooks_disabled = self._prev
+
+
+def increment_version(tensor) -> None:
+    """Bump the version counter of a tensor (or of each tensor of an iterable) by hand."""
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        bump_version(t)
+
+
 def version_error(t: Tensor, expected: int, producer: Node | None = None,
                   output_nr: int = 0) -> str:
     """torch's message for a saved tensor modified in place since it was saved."""
@@ -244,7 +343,8 @@ def version_error(t: Tensor, expected: int, producer: Node | None = None,
         where = f", which is output {nr} of {op},"
     return (f"one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: {legacy_type_name(t)}{where} is at version "
-            f"{current_version(t)}; expected version {expected} instead. {_VERSION_HINT}")
+            f"{current_version(t)}; expected version {expected} instead. "
+            f"{_ANOMALY_HINT if STATE.anomaly else _VERSION_HINT}")
 
 
 _META: dict = {}
@@ -305,6 +405,10 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
             node._nrs = tuple(nrs)
     node._seq = next(_sequence)
     node._hooks = None
+    if STATE.anomaly:
+        from .anomaly_mode import record_forward_stack
+
+        record_forward_stack(node)
     if len(outputs) == 1 and outputs[0] is not None:
         out = outputs[0]
         out._grad_fn = node
@@ -336,7 +440,7 @@ def unpack_all(saved, node: Node) -> tuple:
     """Unpack a node's saved tensors, raising the backward-twice error once they were freed."""
     if saved is _FREED:
         raise RuntimeError(ERR_BACKWARD_TWICE)
-    return tuple(s.unpack(node) if type(s) is SavedTensor else s for s in saved)
+    return tuple(s.unpack(node) if isinstance(s, SavedTensor) else s for s in saved)
 
 
 def freed_marker() -> Any:

@@ -23,6 +23,7 @@ from ..autograd.graph import (
     SavedTensor,
     freed_marker,
     link,
+    save,
     saved_version,
     version_error,
 )
@@ -54,6 +55,11 @@ class BuiltinNode(Node, FunctionCtx):
 
     def save_for_backward(self, *values) -> None:
         """Save inputs, outputs or numbers for backward, with the versions of the tensors."""
+        if STATE.saved_hooks is not None:
+            self._saved = tuple(save(v, v._grad_fn is self) if type(v) is Tensor else v
+                                for v in values)
+            self._versions = None
+            return
         saved = values
         versions = None
         for i, v in enumerate(values):
@@ -86,7 +92,7 @@ class BuiltinNode(Node, FunctionCtx):
                 expected = 0 if versions is None else versions[i]
                 if vc is not None and vc[0] != expected:
                     raise RuntimeError(version_error(v, expected))
-            elif type(v) is SavedTensor:
+            elif isinstance(v, SavedTensor):
                 v = v.unpack(self)
             out.append(v)
         return tuple(out)

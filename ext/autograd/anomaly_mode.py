@@ -1,0 +1,102 @@
+"""Anomaly mode: nodes remember the forward stack that made them, and backward reports the
+node (and that stack) that raised or returned NaN."""
+
+from __future__ import annotations
+
+import functools
+import traceback
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .._state import STATE
+
+__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled"]
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly mode is on for this thread."""
+    return STATE.anomaly
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly mode checks backward outputs for NaN."""
+    return STATE.anomaly_check_nan
+
+
+class detect_anomaly:  # noqa: N801 - torch's name
+    """Turn anomaly mode on inside a ``with`` block or a decorated function."""
+
+    def __init__(self, check_nan: bool = True) -> None:
+        self.check_nan = check_nan
+        self.prev = (STATE.anomaly, STATE.anomaly_check_nan)
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
+                      "and should only be enabled for debugging.", UserWarning, stacklevel=2)
+
+    def __enter__(self) -> None:
+        self.prev = (STATE.anomaly, STATE.anomaly_check_nan)
+        STATE.anomaly, STATE.anomaly_check_nan = True, self.check_nan
+
+    def __exit__(self, *exc: Any) -> None:
+        STATE.anomaly, STATE.anomaly_check_nan = self.prev
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def decorated(*args, **kwargs):
+            with self.__class__(self.check_nan):
+                return func(*args, **kwargs)
+
+        return decorated
+
+
+class set_detect_anomaly:  # noqa: N801 - torch's name
+    """Set anomaly mode on or off: at once as a call, restored at the end as a context."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self.prev = (STATE.anomaly, STATE.anomaly_check_nan)
+        STATE.anomaly, STATE.anomaly_check_nan = bool(mode), bool(check_nan)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: Any) -> None:
+        STATE.anomaly, STATE.anomaly_check_nan = self.prev
+
+
+def record_forward_stack(node) -> None:
+    """Keep the stack of the forward call that made ``node`` (called when anomaly mode is on)."""
+    stack = traceback.format_stack()
+    # Drop the engine's own frames at the end: the user's call is what helps.
+    while len(stack) > 1 and "/ext/" in stack[-1].split('"')[1]:
+        stack.pop()
+    node.metadata["traceback_"] = stack
+
+
+def warn_forward_stack(node) -> None:
+    """The warning anomaly mode gives before backward raises in ``node``."""
+    stack = node.metadata.get("traceback_")
+    if stack is None:
+        text = (f"Error detected in {node.name()}. No forward pass information available. "
+                "Enable detect anomaly during forward pass for more information.")
+    else:
+        text = (f"Error detected in {node.name()}. Traceback of forward call that caused the "
+                "error:\n" + "".join(stack))
+    warnings.warn(text, UserWarning, stacklevel=4)
+
+
+def apply_checked(node, grads: list) -> tuple:
+    """Run ``node`` under anomaly mode: on an error or a NaN output, show its forward stack."""
+    try:
+        outputs = node._apply(grads)
+    except Exception:
+        warn_forward_stack(node)
+        raise
+    if STATE.anomaly_check_nan:
+        for i, g in enumerate(outputs):
+            if g is not None and np.isnan(g._data).any():
+                warn_forward_stack(node)
+                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                                   "output.")
+    return outputs
