@@ -148,7 +148,7 @@ def full(size, fill_value, *, dtype=None, device=None,
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
     dtype = _resolve_dtype(dtype, "full") or _fill_dtype(fill_value)
-    return _finish(np.full(_size(tuple(size), "full"), fill_value, dtype._np), requires_grad)
+    return _finish(_fill(_size(tuple(size), "full"), fill_value, dtype._np), requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None,
@@ -212,10 +212,29 @@ def _rng(generator):
     return (generator or default_generator)._rng
 
 
+def _float_only(np_dtype, kernel: str):
+    if np.dtype(np_dtype).kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{FROM_NUMPY[np.dtype(np_dtype)]._short}'")
+
+
+def _fill(shape: tuple, value, np_dtype) -> np.ndarray:
+    """np.full, with torch's error when an integer dtype cannot hold ``value``."""
+    np_dtype = np.dtype(np_dtype)
+    if np_dtype.kind in "iu" and not isinstance(value, builtins.bool):
+        info = np.iinfo(np_dtype)
+        v = value.item() if isinstance(value, (Tensor, np.generic)) else value
+        if not info.min <= builtins.int(v) <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {np_dtype.name}_t without "
+                               "overflow")
+    return np.full(shape, value.item() if isinstance(value, Tensor) else value).astype(np_dtype)
+
+
 def rand(*size, dtype=None, generator=None, device=None,
          requires_grad: builtins.bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
     np_dtype = _np_dtype(dtype, "rand")
+    _float_only(np_dtype, "check_uniform_bounds")
     return _finish(_rng(generator).random(_size(size, "rand")).astype(np_dtype), requires_grad)
 
 
@@ -223,6 +242,7 @@ def randn(*size, dtype=None, generator=None, device=None,
           requires_grad: builtins.bool = False) -> Tensor:
     """Standard normal samples."""
     np_dtype = _np_dtype(dtype, "randn")
+    _float_only(np_dtype, "normal_kernel_cpu")
     data = _rng(generator).standard_normal(_size(size, "randn")).astype(np_dtype)
     return _finish(data, requires_grad)
 
@@ -272,13 +292,14 @@ def full_like(t: Tensor, fill_value, *, dtype=None, device=None,
               requires_grad: builtins.bool = False) -> Tensor:
     """``fill_value`` everywhere, with the shape (and dtype) of ``t``."""
     shape, np_dtype = _like(t, dtype, "full_like")
-    return _finish(np.full(shape, fill_value).astype(np_dtype), requires_grad)
+    return _finish(_fill(shape, fill_value, np_dtype), requires_grad)
 
 
 def rand_like(t: Tensor, *, dtype=None, device=None,
               requires_grad: builtins.bool = False) -> Tensor:
     """Uniform samples shaped like ``t``."""
     shape, np_dtype = _like(t, dtype, "rand_like")
+    _float_only(np_dtype, "check_uniform_bounds")
     return _finish(_rng(None).random(shape).astype(np_dtype), requires_grad)
 
 
@@ -286,6 +307,7 @@ def randn_like(t: Tensor, *, dtype=None, device=None,
                requires_grad: builtins.bool = False) -> Tensor:
     """Standard normal samples shaped like ``t``."""
     shape, np_dtype = _like(t, dtype, "randn_like")
+    _float_only(np_dtype, "normal_kernel_cpu")
     return _finish(_rng(None).standard_normal(shape).astype(np_dtype), requires_grad)
 
 

@@ -131,6 +131,8 @@ def _saved_attr_property(name: str) -> property:
 
 
 def _unsigned(value):
+    if value is None:
+        return None
     if isinstance(value, tuple):
         return tuple(_unsigned(v) for v in value)
     return value + 2**64 if value < 0 else value

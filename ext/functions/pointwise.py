@@ -318,7 +318,8 @@ class PowTensorTensor(BuiltinFunction):
         x, y, result = ctx.saved_tensors
         gx = gy = None
         if ctx.needs_input_grad[0]:
-            gx = grad * (y * x ** (y - 1))
+            # A zero exponent has zero gradient, even at x = 0 where y * x^(y-1) is 0 * inf.
+            gx = where(y == 0, 0.0, grad * (y * x ** (y - 1)))
         if ctx.needs_input_grad[1]:
             gy = _masked_log_term(grad * result, x, y)
         return gx, gy
@@ -353,8 +354,9 @@ class PowScalarTensor(BuiltinFunction):
 def _masked_log_term(scaled: Tensor, x: Tensor, y: Tensor) -> Tensor:
     # x^y * log(x) is 0, not nan, where x = 0 and y >= 0 (the limit torch uses).
     term = scaled * x.log()
-    mask = (x == 0) * (y >= 0) if (x._data == 0).any() else None
-    return term if mask is None else where(mask, term * 0, term)
+    if not (x == 0).any():
+        return term
+    return where(logical_and(x == 0, y >= 0), 0.0, term)
 
 
 def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
@@ -364,7 +366,12 @@ def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
     if type(exponent) is Tensor:
         xd, ed = _operands(x, exponent, "pow")
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = wrap(_apply(np.power, xd, ed))
+            if xd.dtype.kind in "iu" and (ed < 0).any():
+                # Integer powers truncate toward zero: 2 ** -1 is 0, (-1) ** -1 is -1.
+                out = wrap(as_array(np.trunc(_apply(np.power, xd.astype(np.float64), ed))
+                                    .astype(xd.dtype)))
+            else:
+                out = wrap(_apply(np.power, xd, ed))
         if _recording(x, exponent):
             record(PowTensorTensor, out, (x, exponent), (x, exponent))
         return out
@@ -489,7 +496,7 @@ class Sign(_UnaryFunction):
 
 def sign(x: Tensor) -> Tensor:
     """-1, 0 or 1 by the sign of each element."""
-    return _unary(Sign, x, np.sign)
+    return _unary(Sign, x, np.copy if x._data.dtype == np.bool_ else np.sign)
 
 
 class Exp(_SavesResult):
@@ -754,10 +761,18 @@ class RoundDecimals(_PiecewiseConstant):
         return namespace_of(grad).zeros_like(grad), None
 
 
-def round(x: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - torch's name
+def _not_for(x: Tensor, kinds: str, name: str) -> None:
+    if x._data.dtype.kind in kinds:
+        raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                  f"'{_dtype.FROM_NUMPY[x._data.dtype]._short}'")
+
+
+def round(x: Tensor, *, decimals: int | None = None) -> Tensor:  # noqa: A001 - torch's name
     """Round to the nearest integer (half to even), or to ``decimals`` places."""
-    if decimals == 0:
+    _not_for(x, "b", "round")
+    if decimals is None:
         return _unary(Round, x, np.round)
+    _not_for(x, "iu", "round")
     d = x._data
     out = wrap(as_array(np.round(d, decimals)))
     if _recording(x, None) and d.dtype.kind == "f":
@@ -774,6 +789,7 @@ class Floor(_PiecewiseConstant):
 
 def floor(x: Tensor) -> Tensor:
     """Round down."""
+    _not_for(x, "b", "floor")
     return _unary(Floor, x, np.floor)
 
 
@@ -786,6 +802,7 @@ class Ceil(_PiecewiseConstant):
 
 def ceil(x: Tensor) -> Tensor:
     """Round up."""
+    _not_for(x, "b", "ceil")
     return _unary(Ceil, x, np.ceil)
 
 
@@ -854,7 +871,10 @@ class ClampTensor(BuiltinFunction):
         if ctx.needs_input_grad[0]:
             gx = where(_inside(x, lo, hi), grad, 0.0)
         if ctx.needs_input_grad[1]:
-            glo = where(x < lo, grad, 0.0)
+            low = x < lo
+            if hi is not None:
+                low = logical_and(low, lo <= hi)
+            glo = where(low, grad, 0.0)
         if ctx.needs_input_grad[2]:
             below = x > hi
             if lo is not None:
@@ -973,13 +993,17 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch's name
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if type(min) is Tensor or type(max) is Tensor:
+        if (min is not None and type(min) is not Tensor) or \
+                (max is not None and type(max) is not Tensor):
+            raise TypeError("clamp() received an invalid combination of arguments - got "
+                            "(Tensor, number, Tensor): bounds are both numbers or both tensors")
         lo, hi = _bound(min, x), _bound(max, x)
         d = x._data
         dt = _dtype.FROM_NUMPY[d.dtype]
         for b in (lo, hi):
             if b is not None:
                 dt = _dtype.result_type(dt, d.ndim, b.dtype, b._data.ndim)
-                d = np.maximum(d, b._data) if b is lo else np.minimum(d, b._data)
+                d = _apply(np.maximum if b is lo else np.minimum, d, b._data)
         out = wrap(as_array(np.asarray(d, dt._np)))
         if STATE.grad_enabled and out._data.dtype.kind == "f" and any(
                 type(t) is Tensor and t._requires_grad for t in (x, lo, hi)):
@@ -998,11 +1022,12 @@ def clamp_min(x: Tensor, min) -> Tensor:  # noqa: A002
     """max(x, min) elementwise."""
     if type(min) is Tensor:
         xd, md = binary_operands(x, min)
-        out = wrap(as_array(np.maximum(xd, md)))
+        out = wrap(_apply(np.maximum, xd, md))
         if _recording(x, min) and out._data.dtype.kind == "f":
             record(ClampMinTensor, out, (x, min), (x, min))
         return out
-    out = wrap(_clamp_data(x._data, min, None))
+    xd, _ = binary_operands(x, min)
+    out = wrap(_clamp_data(xd, min, None))
     if _recording(x, None) and out._data.dtype.kind == "f":
         record(ClampMinScalar, out, (x,), (x, min))
     return out
@@ -1012,11 +1037,12 @@ def clamp_max(x: Tensor, max) -> Tensor:  # noqa: A002
     """min(x, max) elementwise."""
     if type(max) is Tensor:
         xd, md = binary_operands(x, max)
-        out = wrap(as_array(np.minimum(xd, md)))
+        out = wrap(_apply(np.minimum, xd, md))
         if _recording(x, max) and out._data.dtype.kind == "f":
             record(ClampMaxTensor, out, (x, max), (x, max))
         return out
-    out = wrap(_clamp_data(x._data, None, max))
+    xd, _ = binary_operands(x, max)
+    out = wrap(_clamp_data(xd, None, max))
     if _recording(x, None) and out._data.dtype.kind == "f":
         record(ClampMaxScalar, out, (x,), (x, max))
     return out
@@ -1137,8 +1163,11 @@ def equal(a: Tensor, b: Tensor) -> bool:
 def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
     """True if |a - b| <= atol + rtol * |b| everywhere (broadcasting)."""
-    ad, bd = binary_operands(a, b)
-    return bool(np.allclose(ad, bd, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"{_dtype.FROM_NUMPY[a._data.dtype]._short} did not match "
+                           f"{_dtype.FROM_NUMPY[b._data.dtype]._short}")
+    return bool(np.all(_apply(lambda u, v: np.isclose(u, v, rtol=rtol, atol=atol,
+                                                      equal_nan=equal_nan), a._data, b._data)))
 
 
 def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
@@ -1173,15 +1202,46 @@ class Where(BuiltinFunction):
                 where(cond, zero, grad) if ctx.needs_input_grad[2] else None)
 
 
+def _where_operands(a, b):
+    """where's value operands with torch's promotion (two numbers give the default dtype)."""
+    if type(a) is Tensor:
+        return binary_operands(a, b)
+    if type(b) is Tensor:
+        bd, ad = binary_operands(b, a)
+        return ad, bd
+    dt = _dtype.result_type(_dtype.scalar_dtype(a), 0, _dtype.scalar_dtype(b), 0)
+    return np.asarray(a, dt._np), np.asarray(b, dt._np)
+
+
 def where(condition: Tensor, a, b) -> Tensor:
     """Elements of ``a`` where ``condition`` holds, else of ``b``."""
-    if type(a) is not Tensor:
-        a = wrap(np.asarray(a, dtype=b._data.dtype if type(b) is Tensor else None))
-    ad, bd = binary_operands(a, b)
-    out = wrap(as_array(np.where(condition._data, ad, bd)))
-    if _recording(a, b) and out._data.dtype.kind == "f":
-        record(Where, out, (a, _edge(b)), (condition, a, b))
+    cd = condition._data
+    if cd.dtype != np.bool_:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {_dtype.FROM_NUMPY[cd.dtype]._short}")
+    ad, bd = _where_operands(a, b)
+    if type(ad) is not np.ndarray:
+        ad = np.asarray(ad, bd.dtype)
+    if type(bd) is not np.ndarray:
+        bd = np.asarray(bd, ad.dtype)
+    try:
+        values = np.broadcast_shapes(ad.shape, bd.shape)
+    except ValueError:
+        raise _broadcast_error(ad, bd) from None
+    try:
+        np.broadcast_shapes(cd.shape, values)
+    except ValueError:
+        raise _broadcast_error(cd, np.empty(values)) from None
+    out = wrap(as_array(np.where(cd, ad, bd)))
+    if STATE.grad_enabled and out._data.dtype.kind == "f" and (
+            (type(a) is Tensor and a._requires_grad) or (type(b) is Tensor and b._requires_grad)):
+        record(Where, out, (_edge(a), _edge(b)), (condition, a, b))
     return out
+
+
+def _where_method(self: Tensor, condition: Tensor, other) -> Tensor:
+    """``where(condition, self, other)``."""
+    return where(condition, self, other)
 
 
 # ---------------------------------------------------------------------------------- comparisons
@@ -1228,8 +1288,8 @@ def _bitwise(kernel, name: str, symbol: str):
             b = wrap(np.asarray(b))
         ad, bd = binary_operands(a, b)
         if ad.dtype.kind == "f":
-            raise RuntimeError(f'"{name}_cpu" not implemented for '
-                               f"'{_dtype.FROM_NUMPY[ad.dtype]._short}'")
+            raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                      f"'{_dtype.FROM_NUMPY[ad.dtype]._short}'")
         return wrap(_apply(kernel, ad, bd))
 
     bitwise.__name__ = name
@@ -1246,8 +1306,8 @@ def bitwise_not(x: Tensor) -> Tensor:
     """Elementwise ``~``: logical not of bools, bitwise not of integers."""
     d = x._data
     if d.dtype.kind == "f":
-        raise RuntimeError(f'"bitwise_not_cpu" not implemented for '
-                           f"'{_dtype.FROM_NUMPY[d.dtype]._short}'")
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
     return wrap(as_array(np.invert(d)))
 
 
@@ -1308,7 +1368,7 @@ METHODS = {
     "__rand__": bitwise_and, "__ror__": bitwise_or, "__rxor__": bitwise_xor,
     "__invert__": bitwise_not,
     "nan_to_num": nan_to_num, "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
-    "equal": equal, "allclose": allclose, "isclose": isclose,
+    "equal": equal, "allclose": allclose, "isclose": isclose, "where": _where_method,
 }
 FUNCTIONS = {
     "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "abs": abs,

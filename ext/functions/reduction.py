@@ -4,6 +4,7 @@ argmax/argmin, and the ops that keep the dims but order or accumulate along one 
 from __future__ import annotations
 
 import builtins
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -22,8 +23,21 @@ def normalize_dims(dim, ndim: int) -> tuple:
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     out = tuple(sorted({_wrap_dim(d, ndim) for d in dims}))
     if len(out) != len(dims):
-        raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+        dup = next(d for d in dims if builtins.sum(
+            _wrap_dim(e, ndim) == _wrap_dim(d, ndim) for e in dims) > 1)
+        raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
     return out
+
+
+def _axes(dim, ndim: int):
+    """NumPy axes for a reduction over ``dim``: None (all) for () as torch reads it, and () for
+    any dim of a 0-d tensor (nothing to reduce)."""
+    axes = normalize_dims(dim, ndim)
+    if not axes and not ndim:
+        return ()
+    if isinstance(dim, (tuple, list)) and not dim:
+        return None
+    return () if ndim == 0 else axes
 
 
 def _as_dim_tuple(dim) -> tuple:
@@ -32,7 +46,9 @@ def _as_dim_tuple(dim) -> tuple:
 
 def _expand_back(grad: Tensor, dims: tuple, keepdim: bool, sizes: tuple) -> Tensor:
     """Undo a reduction's shape: put the reduced dims back (size 1) and expand to ``sizes``."""
-    if not keepdim:
+    if not keepdim and sizes:
+        if not dims:
+            dims = tuple(range(len(sizes)))
         for d in sorted(_wrap_dim(d, len(sizes)) for d in dims):
             grad = grad.unsqueeze(d)
     return grad.expand(sizes)
@@ -98,7 +114,7 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  #
         if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f":
             record(SumAll, out, (x,), (x,))
         return out
-    axes = normalize_dims(dim, d.ndim)
+    axes = _axes(dim, d.ndim)
     out = wrap(as_array(d.sum(axis=axes, keepdims=keepdim, dtype=_sum_dtype(d, dtype))))
     if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f":
         record(SumDim, out, (x,), (x, dim, keepdim))
@@ -148,8 +164,8 @@ class MeanDim(BuiltinFunction):
     def backward(ctx, grad):
         sizes = ctx.self_sym_sizes
         count = 1
-        for d in ctx.dim:
-            count *= sizes[_wrap_dim(d, len(sizes))]
+        for d in ctx.dim or range(len(sizes)):
+            count *= sizes[_wrap_dim(d, len(sizes))] if sizes else 1
         return _expand_back(grad, ctx.dim, ctx.keepdim, sizes) / count, None, None
 
 
@@ -170,7 +186,7 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         if x._requires_grad and STATE.grad_enabled:
             record(MeanAll, out, (x,), (x,))
         return out
-    axes = normalize_dims(dim, d.ndim)
+    axes = _axes(dim, d.ndim)
     out = wrap(as_array(d.mean(axis=axes, keepdims=keepdim)))
     if x._requires_grad and STATE.grad_enabled:
         record(MeanDim, out, (x,), (x, dim, keepdim))
@@ -251,7 +267,9 @@ def _scatter_back(grad: Tensor, dim: int, indices: Tensor, sizes: tuple,
                   keepdim: bool) -> Tensor:
     """The gradient of a reduction that picked one element per slice: grad at the picked places,
     zero elsewhere."""
-    if not keepdim and len(sizes):
+    if not sizes:
+        return grad
+    if not keepdim:
         grad = grad.unsqueeze(dim)
         indices = indices.unsqueeze(dim)
     zeros = namespace_of(grad).zeros(sizes, dtype=grad.dtype)
@@ -396,6 +414,8 @@ class Amax(BuiltinFunction):
         x, result = ctx.saved_tensors
         dims = ctx.dim if ctx.dim else tuple(range(x.ndim))
         sizes = tuple(x.shape)
+        if not sizes:
+            return grad, None, None
         result = _expand_back(result, dims, ctx.keepdim, sizes)
         mask = x == result
         count = _expand_back(mask.sum(dims, keepdim=True), dims, True, sizes)
@@ -413,8 +433,12 @@ class Amin(Amax):
 
 
 def _amax_amin(op: type, kernel, x: Tensor, dim, keepdim: bool) -> Tensor:
+    # kernel is np.amax or np.amin, whose names are torch's op names.
     d = x._data
-    axes = normalize_dims(dim, d.ndim) if dim not in ((), None) else None
+    axes = _axes(dim, d.ndim) if dim not in ((), None) else None
+    if axes is None and d.size == 0:
+        raise RuntimeError(f"{kernel.__name__}(): Expected reduction dim to be specified for "
+                           "input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
     out = wrap(as_array(kernel(d, axis=axes, keepdims=keepdim)))
     if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
         record(op, out, (x,), (x, dim, keepdim))
@@ -423,12 +447,12 @@ def _amax_amin(op: type, kernel, x: Tensor, dim, keepdim: bool) -> Tensor:
 
 def amax(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The largest values over ``dim`` (all dims when empty)."""
-    return _amax_amin(Amax, np.max, x, dim, keepdim)
+    return _amax_amin(Amax, np.amax, x, dim, keepdim)
 
 
 def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The smallest values over ``dim`` (all dims when empty)."""
-    return _amax_amin(Amin, np.min, x, dim, keepdim)
+    return _amax_amin(Amin, np.amin, x, dim, keepdim)
 
 
 # ---------------------------------------------------------------------------------- prod
@@ -477,21 +501,32 @@ class ProdDim(BuiltinFunction):
 
 
 def _prod_backward(grad: Tensor, x: Tensor, dims: tuple, keepdim: bool) -> Tensor:
-    # The product of the others is result / x where a slice has no zero; where it has exactly
-    # one, only the zero gets a gradient (the product of the non-zeros); with more, none does.
+    """d prod / d x_i = the product of the other elements of x_i's slice."""
     sizes = tuple(x.shape)
     g = _expand_back(grad, dims, keepdim, sizes)
     if x.ndim == 0:
         return g
-    zero = x == 0
-    safe = namespace_of(x).where(zero, 1.0, x)
-    nonzero_prod = _expand_back(safe.prod(dims[0], keepdim=True) if len(dims) == 1
-                                else safe.reshape(-1).prod(), dims, True, sizes)
-    zeros = _expand_back(zero.sum(dims, keepdim=True), dims, True, sizes)
-    no_zero = g * (nonzero_prod / safe)
-    one_zero = namespace_of(x).where(zero, g * nonzero_prod, 0.0)
-    return namespace_of(x).where(zeros == 0, no_zero,
-                                 namespace_of(x).where(zeros == 1, one_zero, 0.0))
+    if not (x == 0).any():
+        return g * (_expand_back(x.prod(dims[0], keepdim=True) if len(dims) == 1
+                                 else x.prod(), dims, True, sizes) / x)
+    # With zeros, result / x is 0/0: multiply the prefix and suffix products instead, which
+    # stays differentiable (double backward needs the zeros' own derivatives).
+    flat = len(dims) != 1
+    y = x.reshape(-1) if flat else x
+    dim = 0 if flat else _wrap_dim(dims[0], x.ndim)
+    parts = y.unbind(dim)
+    ns = namespace_of(x)
+    one = ns.ones_like(parts[0])
+    prefix, acc = [], one
+    for p in parts:
+        prefix.append(acc)
+        acc = acc * p
+    suffix, acc = [None] * len(parts), one
+    for i in range(len(parts) - 1, -1, -1):
+        suffix[i] = acc
+        acc = acc * parts[i]
+    others = ns.stack([a * b for a, b in zip(prefix, suffix)], dim)
+    return g * (others.reshape(sizes) if flat else others)
 
 
 def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -504,7 +539,8 @@ def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
             record(ProdAll, out, (x,), (x,))
         return out
     pos = _wrap_dim(dim, d.ndim)
-    out = wrap(as_array(d.prod(axis=pos, keepdims=keepdim, dtype=acc)))
+    out = wrap(as_array(d.prod(axis=pos, keepdims=keepdim, dtype=acc) if d.ndim
+                        else d.astype(acc or d.dtype)))
     if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f":
         record(ProdDim, out, (x,), (x, dim, keepdim))
     return out
@@ -562,8 +598,9 @@ class Std(Var):
         c = 1 if ctx.correction is None else ctx.correction
         sizes = tuple(x.shape)
         centred = x - x.mean(dims, keepdim=True)
-        scale = _expand_back(grad / (result * (n - c)), dims, ctx.keepdim, sizes)
-        return scale * centred, None, None, None
+        # A zero standard deviation has a zero gradient, as torch defines it.
+        scale = namespace_of(x).where(result == 0, 0.0, grad / (result * (n - c)))
+        return _expand_back(scale, dims, ctx.keepdim, sizes) * centred, None, None, None
 
 
 def _var_dims(x: Tensor, dim) -> tuple:
@@ -576,18 +613,25 @@ def _var_dims(x: Tensor, dim) -> tuple:
 
 def _variance(op: type, x: Tensor, dim, unbiased, keepdim: bool, correction, name: str):
     d = x._data
-    if d.dtype.kind != "f":
-        raise RuntimeError(f"{name}(): input dtype should be either floating point or complex. "
-                           f"Got {FROM_NUMPY[d.dtype]._short} instead.")
     if isinstance(dim, builtins.bool):
         dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        "(correction=int, unbiased=bool, ): give correction or unbiased, not both")
+    if d.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     if unbiased is not None:
         correction = 1 if unbiased else 0
     saved_correction = correction if correction is not None or dim is not None else None
     if dim is not None and correction is None:
         saved_correction = 1
     c = 1 if correction is None else correction
-    axes = None if dim is None else normalize_dims(dim, d.ndim)
+    axes = None if dim is None else _axes(dim, d.ndim)
+    reduced = d.size if axes is None else int(np.prod([d.shape[a] for a in axes]))
+    if reduced - c <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
     with np.errstate(divide="ignore", invalid="ignore"):
         v = d.var(axis=axes, ddof=c, keepdims=keepdim)
         out = wrap(as_array(np.sqrt(v) if op is Std else v).astype(d.dtype, copy=False))
@@ -644,6 +688,8 @@ def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
 def _arg(x: Tensor, dim, keepdim: bool, largest: bool) -> Tensor:
     name = "argmax" if largest else "argmin"
     d = x._data
+    if d.dtype == np.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
     kernel = np.argmax if largest else np.argmin
     if dim is None:
         if d.size == 0:
@@ -693,6 +739,16 @@ class Sort(BuiltinFunction):
         return _scatter_back(grad, ctx.dim, indices, ctx.self_sym_sizes, True), None, None
 
 
+class SortStable(Sort):
+    """Sorted values along ``dim`` with ``stable=True`` (its own overload in torch)."""
+
+    node_name = "SortBackward1"
+
+    @staticmethod
+    def forward(x, dim=-1, descending=False):
+        return x.sort(dim=dim, descending=descending, stable=True)
+
+
 def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False):
     """(values, indices) of ``x`` sorted along ``dim``; equal values keep their order."""
     d = x._data
@@ -706,15 +762,14 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = F
         values = wrap(np.take_along_axis(d, idx, axis=pos))
         indices = wrap(idx.astype(np.int64))
     if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
-        record_node(Sort, (values, None), (x,), (x, dim, descending), (values, indices))
+        record_node(SortStable if stable else Sort, (values, None), (x,), (x, dim, descending),
+                    (values, indices))
     return return_types.sort(values, indices)
 
 
 def _truth(x: Tensor, dim, keepdim: bool, kernel) -> Tensor:
     d = x._data
-    if dim is None:
-        return wrap(as_array(kernel(d)))
-    axes = normalize_dims(dim, d.ndim)
+    axes = None if dim is None else _axes(dim, d.ndim)
     out = as_array(kernel(d, axis=axes, keepdims=keepdim))
     # torch keeps uint8 for uint8 inputs and gives bool otherwise.
     return wrap(out.astype(np.uint8) if d.dtype == np.uint8 else out)
