@@ -224,10 +224,15 @@ def _fill(shape: tuple, value, np_dtype) -> np.ndarray:
     if np_dtype.kind in "iu" and not isinstance(value, builtins.bool):
         info = np.iinfo(np_dtype)
         v = value.item() if isinstance(value, (Tensor, np.generic)) else value
-        if not info.min <= builtins.int(v) <= info.max:
+        # Unsigned types take small negatives by wrapping (-1 is 255 for uint8), as torch does.
+        low = -(info.max + 1) if np_dtype.kind == "u" else info.min
+        if not low <= builtins.int(v) <= info.max:
             raise RuntimeError(f"value cannot be converted to type {np_dtype.name}_t without "
                                "overflow")
-    return np.full(shape, value.item() if isinstance(value, Tensor) else value).astype(np_dtype)
+    value = value.item() if isinstance(value, Tensor) else value
+    if np_dtype.kind == "u" and isinstance(value, builtins.int) and value < 0:
+        value += info.max + 1
+    return np.full(shape, value).astype(np_dtype)
 
 
 def rand(*size, dtype=None, generator=None, device=None,

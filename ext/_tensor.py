@@ -94,7 +94,7 @@ class Tensor:
     # Slots set for every tensor come first; the others are set only when used (leaves that
     # have hooks or an accumulator) and read with getattr's default.
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc",
-                 "_grad_acc", "_backward_hooks", "_post_acc_hooks", "__weakref__")
+                 "_grad_acc", "_backward_hooks", "_post_acc_hooks", "_view", "__weakref__")
     # NumPy defers to Tensor's reflected operators: np.float64(2) * t is a Tensor.
     __array_priority__ = 1000
 
@@ -163,7 +163,18 @@ class Tensor:
     @property
     def grad_fn(self):
         """The Node that created this tensor (None for leaves)."""
+        vc = self._vc
+        if vc and vc[0]:
+            refresh_view(self)
         return self._grad_fn
+
+    @property
+    def _base(self) -> Tensor | None:
+        info = getattr(self, "_view", None)
+        return None if info is None else info.base
+
+    def _is_view(self) -> bool:
+        return getattr(self, "_view", None) is not None
 
     @property
     def is_leaf(self) -> bool:
@@ -252,6 +263,13 @@ class Tensor:
 
     def detach_(self) -> Tensor:
         """Make this tensor a leaf that does not require grad, in place."""
+        if getattr(self, "_view", None) is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self._grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
@@ -413,7 +431,7 @@ class Tensor:
             self._data, dtype_name=FROM_NUMPY[self._data.dtype]._name,
             default_dtype_name=_dtype.get_default_dtype()._name,
             requires_grad=self._requires_grad and fn is None,
-            grad_fn_name=None if fn is None else fn.name(), namespace="ext")
+            grad_fn_name=None if fn is None else type(fn).__name__, namespace="ext")
 
     __str__ = __repr__
 
@@ -446,6 +464,15 @@ def wrap(data: np.ndarray) -> Tensor:
     # "version 0, not shared"; False marks an inference tensor, which has none.
     t._vc = False if STATE.inference else None
     return t
+
+
+def refresh_view(t: Tensor) -> None:
+    """Bring a view's grad_fn up to date after its base changed in place (the op library
+    installs the implementation; until then there are no views to refresh)."""
+    _VIEW_REFRESH[0](t)
+
+
+_VIEW_REFRESH = [lambda t: None]
 
 
 def version_counter(t: Tensor) -> list | bool:

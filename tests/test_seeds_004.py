@@ -386,3 +386,156 @@ def test_goldstein_price_grads_match_the_hand_derivative_at_random_points(T, rng
     np.testing.assert_allclose(z.detach().numpy(), goldstein(x_np, y_np))
     np.testing.assert_allclose(x.grad.numpy(), dz_dx)
     np.testing.assert_allclose(y.grad.numpy(), dz_dy)
+
+
+# Step 19, continued: the seed's `size` is torch's `numel()`; `size()` is the shape
+
+
+def test_size_is_the_shape_and_numel_counts_the_elements(T):
+    x = T.tensor(np.array([[1, 2, 3], [4, 5, 6]]))
+
+    assert x.size() == (2, 3) and x.shape == (2, 3)
+    assert x.size() == x.shape
+    assert (x.size(0), x.size(1), x.size(-1)) == (2, 3, 3)
+    assert x.numel() == 6 and x.dim() == 2
+    assert repr(x.shape) == f"{T.__name__}.Size([2, 3])"
+
+
+def test_zero_dim_tensor_has_an_empty_shape_and_no_len(T):
+    x = T.tensor(np.array(1.0), requires_grad=True)
+
+    assert x.shape == () and x.ndim == 0 and x.numel() == 1
+    with pytest.raises(TypeError, match="len\\(\\) of a 0-d tensor"):
+        len(x)
+
+
+@pytest.mark.parametrize(
+    "np_dtype, name",
+    [(np.int64, "int64"), (np.int32, "int32"), (np.float64, "float64"), (np.float32, "float32")],
+)
+def test_tensor_dtype_follows_the_numpy_array(T, np_dtype, name):
+    x = T.tensor(np.array([1, 2, 3], dtype=np_dtype))
+
+    assert x.dtype == getattr(T, name)
+    assert str(x.dtype) == f"{T.__name__}.{name}"
+
+
+def test_print_shows_the_values_aligned_under_the_tensor_prefix(T, capsys):
+    print(T.tensor(np.array([1, 2, 3])))
+    print(T.tensor(np.array([[1, 2], [3, 4]])))
+
+    assert capsys.readouterr().out == "tensor([1, 2, 3])\ntensor([[1, 2],\n        [3, 4]])\n"
+
+
+def test_repr_names_a_non_default_dtype_requires_grad_and_grad_fn(T):
+    name = T.__name__
+    x = T.tensor(np.array(1.0), requires_grad=True)  # the seed's Variable(np.array(1.0))
+
+    assert repr(T.tensor(np.array([1.0, 2.0]))) == f"tensor([1., 2.], dtype={name}.float64)"
+    assert repr(x) == f"tensor(1., dtype={name}.float64, requires_grad=True)"
+    assert repr(T.tensor([2.0], requires_grad=True) * 2) == "tensor([4.], grad_fn=<MulBackward0>)"
+    assert str(x) == repr(x)
+
+
+# Steps 20-22, continued: every operator with a Python number on either side
+
+
+OPERATORS = {
+    # expression: (function of x, derivative)
+    "2 * x": (lambda x: 2 * x, lambda x: np.full_like(x, 2.0)),
+    "x * 2": (lambda x: x * 2, lambda x: np.full_like(x, 2.0)),
+    "x + 1": (lambda x: x + 1, lambda x: np.ones_like(x)),
+    "1 + x": (lambda x: 1 + x, lambda x: np.ones_like(x)),
+    "x - 1": (lambda x: x - 1, lambda x: np.ones_like(x)),
+    "1 - x": (lambda x: 1 - x, lambda x: -np.ones_like(x)),
+    "x / 2": (lambda x: x / 2, lambda x: np.full_like(x, 0.5)),
+    "2 / x": (lambda x: 2 / x, lambda x: -2 / x**2),
+    "x ** 3": (lambda x: x**3, lambda x: 3 * x**2),
+    "-x": (lambda x: -x, lambda x: -np.ones_like(x)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("expression", list(OPERATORS))
+def test_operator_with_a_number_keeps_the_dtype_and_gets_the_grad(T, expression, dtype):
+    fn, derivative = OPERATORS[expression]
+    x_np = np.array([0.5, 2.0, -1.5], dtype=dtype)
+    x = T.tensor(x_np, requires_grad=True)
+
+    y = fn(x)
+    y.sum().backward()
+
+    assert isinstance(y, T.Tensor) and y.requires_grad
+    assert y.dtype == x.grad.dtype == getattr(T, dtype)
+    np.testing.assert_allclose(y.detach().numpy(), fn(x_np), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), derivative(x_np), rtol=1e-6)
+
+
+def test_seed_expression_x_plus_3_squared_over_2(T):
+    x = scalar(T, 2.0)
+    y = (x + 3) ** 2 / 2
+    y.backward()
+
+    assert y.item() == 12.5
+    assert x.grad.item() == 5.0  # d((x+3)²/2)/dx = x + 3
+
+
+def test_numpy_scalars_act_like_python_numbers_on_either_side(T):
+    x = T.tensor([2.0], requires_grad=True)  # float32
+    y = np.float64(3.0) * x + (np.float64(2.0) - x) + x / np.float64(4.0) + np.float64(1.0) / x
+    y = y + x ** np.int64(2)
+    y.backward()
+
+    assert isinstance(y, T.Tensor)
+    assert y.dtype == T.float32  # a NumPy float64 scalar does not promote, like a Python float
+    assert y.item() == pytest.approx(6 + 0 + 0.5 + 0.5 + 4)
+    assert x.grad.item() == pytest.approx(3 - 1 + 0.25 - 0.25 + 4)
+
+
+def test_numpy_array_operand_is_wrapped_as_a_tensor_first(T):
+    # The seed's as_variable: a NumPy operand becomes a constant tensor (no grad, no edge).
+    x = T.tensor([1.0, 1.0], requires_grad=True)
+    c = T.tensor(np.array([2.0, 3.0]))
+    y = x * c + T.tensor(np.array([1.0, 1.0]))
+    y.sum().backward()
+
+    assert not c.requires_grad
+    assert y.tolist() == [3.0, 4.0]
+    assert x.grad.tolist() == [2.0, 3.0]
+    assert y.dtype == T.float64  # the float64 array operand promotes the float32 x
+    assert x.grad.dtype == T.float32
+    ((_, _), (constant_edge, _)) = (x * c).grad_fn.next_functions
+    assert constant_edge is None
+
+
+def test_bare_numpy_array_operand_with_a_grad_tensor_raises(T):
+    # The seed's `x + np.array(3.0)` and `np.array([2.0]) + x`: torch does not take a bare
+    # ndarray as an operand of a tensor that requires grad (NumPy would have to read x's data).
+    x = T.tensor([2.0], requires_grad=True)
+
+    with pytest.raises(RuntimeError, match="requires grad"):
+        x + np.array(3.0)
+    with pytest.raises(TypeError):
+        np.array([2.0]) + x
+
+
+INTEGER_OPERATORS = {
+    # expression: (function of i, result dtype, values at i = [1, 2, 3])
+    "i + 1": (lambda i: i + 1, "int64", [2, 3, 4]),
+    "1 - i": (lambda i: 1 - i, "int64", [0, -1, -2]),
+    "-i": (lambda i: -i, "int64", [-1, -2, -3]),
+    "i ** 2": (lambda i: i**2, "int64", [1, 4, 9]),
+    "i * 2.5": (lambda i: i * 2.5, "float32", [2.5, 5.0, 7.5]),
+    "i / 2": (lambda i: i / 2, "float32", [0.5, 1.0, 1.5]),
+    "2 / i": (lambda i: 2 / i, "float32", [2.0, 1.0, 2 / 3]),
+}
+
+
+@pytest.mark.parametrize("expression", list(INTEGER_OPERATORS))
+def test_integer_tensor_with_a_number_follows_type_promotion(T, expression):
+    fn, dtype, values = INTEGER_OPERATORS[expression]
+
+    y = fn(T.tensor(np.array([1, 2, 3])))
+
+    assert y.dtype == getattr(T, dtype)
+    assert y.tolist() == pytest.approx(values)

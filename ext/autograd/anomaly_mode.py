@@ -3,7 +3,6 @@ node (and that stack) that raised or returned NaN."""
 
 from __future__ import annotations
 
-import functools
 import traceback
 import warnings
 from typing import Any
@@ -27,7 +26,7 @@ def is_anomaly_check_nan_enabled() -> bool:
 
 
 class detect_anomaly:  # noqa: N801 - torch's name
-    """Turn anomaly mode on inside a ``with`` block or a decorated function."""
+    """Turn anomaly mode on inside a ``with`` block (torch 2.13's is not a decorator)."""
 
     def __init__(self, check_nan: bool = True) -> None:
         self.check_nan = check_nan
@@ -41,14 +40,6 @@ class detect_anomaly:  # noqa: N801 - torch's name
 
     def __exit__(self, *exc: Any) -> None:
         STATE.anomaly, STATE.anomaly_check_nan = self.prev
-
-    def __call__(self, func):
-        @functools.wraps(func)
-        def decorated(*args, **kwargs):
-            with self.__class__(self.check_nan):
-                return func(*args, **kwargs)
-
-        return decorated
 
 
 class set_detect_anomaly:  # noqa: N801 - torch's name

@@ -36,6 +36,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
             for i, edge in enumerate(inputs):
                 captures.setdefault(edge, []).append(i)
     captured = [None] * len(inputs) if captures is not None else None
+    targets = {fn for fn, _ in inputs} if inputs is not None else ()
     retained = {(t._grad_fn, t._output_nr): t for t in non_leaf_inputs}
 
     buffers: dict[Node, list] = {}
@@ -72,6 +73,9 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                     break
                 fn = heapq.heappop(ready)[1]
             grads = buffers.pop(fn)
+            if needed is not None and fn not in needed and fn not in targets:
+                fn = None
+                continue
             hooks = fn._hooks
             is_leaf = type(fn) is AccumulateGrad
             if is_leaf:
@@ -280,6 +284,10 @@ def _node_pre_hooks(hooks, grads: list) -> list:
         if new is not None:
             if not isinstance(new, tuple):
                 raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
+            if len(new) != len(grads):
+                raise RuntimeError(
+                    f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
+                    f"(got {len(new)}, but expected {len(grads)})")
             _check_hook_tuple(hook, grads, new)
             grads = list(new)
     return grads

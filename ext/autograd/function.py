@@ -45,6 +45,11 @@ class FunctionCtx:
             return ()
         return unpack_all(saved, self)
 
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        """Declare inputs that forward modified in place; they must be returned, and come back
+        as the same objects with this Function as their grad_fn."""
+        self._dirty = tensors
+
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
         """Declare outputs that have no gradient: they will not require grad."""
         self._non_differentiable = tensors
@@ -71,6 +76,7 @@ class BackwardCFunction(Node, FunctionCtx):
     _skip_undefined = False
     _materialize_grads = True
     _non_differentiable: tuple = ()
+    _dirty: tuple = ()
     _to_save = None
     _saved = None
 
@@ -113,7 +119,11 @@ class BackwardCFunction(Node, FunctionCtx):
         return tuple(grads)
 
     def _release(self) -> None:
-        if self._saved:
+        saved = self._saved
+        if saved:
+            for s in saved:
+                if s is not None:
+                    s.free()
             self._saved = _FREED
 
 
@@ -230,9 +240,15 @@ class Function(metaclass=FunctionMeta):
 
         is_tuple = isinstance(output, tuple)
         outputs = output if is_tuple else (output,)
-        # An input returned as-is comes back as a new tensor viewing the same values.
-        outputs = tuple(o.detach() if isinstance(o, Tensor) and any(o is a for a in args) else o
-                        for o in outputs)
+        dirty = ctx._dirty
+        if dirty:
+            _check_dirty(dirty, args, outputs, record)
+        # An input returned as-is (and not marked dirty) comes back as a new view of it.
+        outputs = tuple(
+            _returned_input(o, cls.__name__)
+            if isinstance(o, Tensor) and any(o is a for a in args)
+            and not any(o is d for d in dirty) else o
+            for o in outputs)
         if record:
             non_diff = ctx._non_differentiable
             linked = tuple(
@@ -246,6 +262,32 @@ class Function(metaclass=FunctionMeta):
         else:
             ctx._to_save = None
         return outputs if is_tuple else outputs[0]
+
+
+def _check_dirty(dirty: tuple, args: tuple, outputs: tuple, record: bool) -> None:
+    """torch's rules for ``mark_dirty``; a dirty input has its version bumped."""
+    from .._tensor import bump_version
+
+    for d in dirty:
+        if not any(d is a for a in args):
+            warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input "
+                          "Tensors that have been mutated should be passed to "
+                          "ctx.mark_dirty().", UserWarning, stacklevel=4)
+            continue
+        if not any(d is o for o in outputs):
+            raise RuntimeError("Some elements marked as dirty during the forward method were not "
+                               "returned as output. The inputs that are modified inplace must "
+                               "all be outputs of the Function.")
+        if record and d._grad_fn is None and d._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
+                               "operation.")
+        bump_version(d)
+
+
+def _returned_input(t: Tensor, name: str) -> Tensor:
+    from ..functions.inplace import IN_CUSTOM_FUNCTION, make_view
+
+    return make_view(wrap(t._data), t, IN_CUSTOM_FUNCTION, name)
 
 
 def once_differentiable(fn):

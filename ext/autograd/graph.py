@@ -12,7 +12,7 @@ import weakref
 from typing import Any
 
 from .._state import STATE
-from .._tensor import Tensor, bump_version, legacy_type_name
+from .._tensor import Tensor, bump_version, legacy_type_name, refresh_view
 from ..utils.hooks import RemovableHandle, add_hook, hook_dict
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "saved_tensors_hooks",
@@ -207,23 +207,65 @@ class SavedTensor:
 
     An input is kept as the object itself. An output of the saving node is kept without its
     ``grad_fn`` (which is that node: keeping it would make a cycle) and rebuilt on unpack.
+    With hooks (``saved_tensors_hooks``, or ``register_hooks`` on ``grad_fn._raw_saved_*``)
+    the graph keeps only what ``pack_hook`` returned, and rebuilds a tensor from
+    ``unpack_hook`` on every access.
     """
 
-    __slots__ = ("_tensor", "_version", "_is_output", "_output_nr", "_requires_grad")
+    __slots__ = ("_tensor", "_version", "_is_output", "_output_nr", "_requires_grad",
+                 "_grad_fn", "_grad_acc", "_packed", "_unpack")
 
-    def __init__(self, t: Tensor, is_output: bool) -> None:
-        self._version = saved_version(t)
+    def __init__(self, t: Tensor, is_output: bool, hooks: tuple | None = None,
+                 version: int | None = None) -> None:
+        self._version = saved_version(t) if version is None else version
         self._is_output = is_output
-        if is_output:
-            self._tensor = t.detach()
-            self._output_nr = t._output_nr
-            self._requires_grad = t._requires_grad
-        else:
-            self._tensor = t
+        self._output_nr = t._output_nr
+        self._requires_grad = t._requires_grad
+        self._unpack = None
+        self._tensor = t.detach() if is_output else t
+        if hooks is not None:
+            self._set_hooks(t, *hooks)
+
+    def _set_hooks(self, t: Tensor, pack, unpack) -> None:
+        # An input keeps its place in the graph: its node, or its leaf's accumulator.
+        self._grad_fn = None if self._is_output else t._grad_fn
+        self._grad_acc = grad_accumulator(t) if t._requires_grad and t._grad_fn is None \
+            and not self._is_output else None
+        before = current_version(t)
+        packed = pack(t)
+        if current_version(t) != before:
+            raise RuntimeError(
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as "
+                "input to pack hook cannot be modified by in-place operations as this can lead "
+                "to unexpected side-effects. Please open an issue if you need to perform "
+                "in-place operations on the input to a pack hook.")
+        self._packed = packed
+        self._unpack = unpack
+        self._tensor = None
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        """Replace how this saved tensor is kept: ``pack_hook`` now, ``unpack_hook`` on each
+        access."""
+        if self._unpack is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have "
+                               "already been set. Hint: only one pair of hooks is allowed at a "
+                               "time.")
+        if self._tensor is None:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved "
+                "intermediate values of the graph are freed when you call .backward() or "
+                "autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                "graph a second time or if you need to access saved values after calling "
+                "backward.")
+        self._set_hooks(self._tensor, pack_hook, unpack_hook)
 
     def unpack(self, node: Node | None) -> Tensor:
         """The saved tensor, after checking it was not modified in place since it was saved."""
+        if self._unpack is not None:
+            return self._unpack_hooked(node)
         t = self._tensor
+        if t is None:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
         if current_version(t) != self._version:
             raise RuntimeError(version_error(t, self._version, node if self._is_output else None,
                                              self._output_nr if self._is_output else 0))
@@ -236,35 +278,7 @@ class SavedTensor:
             out._requires_grad = True
         return out
 
-
-class HookedSavedTensor(SavedTensor):
-    """A tensor saved under ``saved_tensors_hooks``: the graph keeps what ``pack_hook`` returned
-    and rebuilds a tensor from ``unpack_hook`` on every access."""
-
-    __slots__ = ("_packed", "_unpack", "_grad_fn", "_grad_acc")
-
-    def __init__(self, t: Tensor, is_output: bool, hooks: tuple) -> None:
-        pack, unpack = hooks
-        self._version = saved_version(t)
-        self._is_output = is_output
-        self._output_nr = t._output_nr
-        self._requires_grad = t._requires_grad
-        self._tensor = None
-        # An input keeps its place in the graph: its node, or its leaf's accumulator.
-        self._grad_fn = None if is_output else t._grad_fn
-        self._grad_acc = grad_accumulator(t) if t._requires_grad and t._grad_fn is None \
-            else None
-        self._unpack = unpack
-        before = current_version(t)
-        self._packed = pack(t)
-        if current_version(t) != before:
-            raise RuntimeError(
-                "A saved tensor pack hook is modifying its input in place. Tensors provided as "
-                "input to pack hook cannot be modified by in-place operations as this can lead "
-                "to unexpected side-effects. Please open an issue if you need to perform "
-                "in-place operations on the input to a pack hook.")
-
-    def unpack(self, node: Node | None) -> Tensor:
+    def _unpack_hooked(self, node: Node | None) -> Tensor:
         data = self._unpack(self._packed)
         if not isinstance(data, Tensor):
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
@@ -280,13 +294,16 @@ class HookedSavedTensor(SavedTensor):
             out._grad_acc = weakref.ref(self._grad_acc)
         return out
 
+    def free(self) -> None:
+        """Drop the saved value (backward without retain_graph)."""
+        self._tensor = None
+        self._unpack = None
+        self._packed = None
+
 
 def save(t: Tensor, is_output: bool) -> SavedTensor:
     """A SavedTensor for ``t``, through the active saved-tensor hooks if there are any."""
-    hooks = STATE.saved_hooks
-    if hooks is None:
-        return SavedTensor(t, is_output)
-    return HookedSavedTensor(t, is_output, hooks)
+    return SavedTensor(t, is_output, STATE.saved_hooks)
 
 
 class saved_tensors_hooks:  # noqa: N801 - torch's name
@@ -376,6 +393,9 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
     if len(inputs) == 1 and inputs[0] is not None:
         # The common case (a one-input op), without the loop.
         t = inputs[0]
+        vc = t._vc
+        if vc and vc[0]:
+            refresh_view(t)
         fn = t._grad_fn
         if fn is None:
             node._next = (grad_accumulator(t) if t._requires_grad else None,)
@@ -389,6 +409,9 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
         for i, t in enumerate(inputs):
             fn = None
             if t is not None:
+                vc = t._vc
+                if vc and vc[0]:
+                    refresh_view(t)
                 fn = t._grad_fn
                 if fn is not None:
                     if t._output_nr:

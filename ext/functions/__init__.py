@@ -8,22 +8,36 @@ code from a higher one.
 
 from __future__ import annotations
 
+from .. import _tensor
 from .._tensor import Tensor
-from . import activation, creation, indexing, linalg, pointwise, reduction, shape
+from . import (
+    activation,
+    creation,
+    indexing,
+    inplace,
+    linalg,
+    pointwise,
+    reduction,
+    setitem,
+    shape,
+)
 from ._builtin import BuiltinFunction, namespace_of
 
 __all__ = ["BuiltinFunction", "namespace_of", "METHODS", "FUNCTIONS", "install_methods"]
 
-_MODULES = (pointwise, reduction, linalg, shape, indexing, activation, creation)
+_MODULES = (pointwise, reduction, linalg, shape, indexing, setitem, activation, creation)
 
 METHODS: dict = {}
 FUNCTIONS: dict = {}
 for _module in _MODULES:
     METHODS.update(_module.METHODS)
     FUNCTIONS.update(_module.FUNCTIONS)
+METHODS.update(inplace.methods())
 
 
 def install_methods() -> None:
-    """Attach the op library's methods to ``ext.Tensor``."""
+    """Attach the op library's methods to ``ext.Tensor``, and give the Tensor the view
+    machinery it needs to keep views' histories current after in-place ops."""
     for name, fn in METHODS.items():
         setattr(Tensor, name, fn)
+    _tensor._VIEW_REFRESH[0] = inplace.refresh_view

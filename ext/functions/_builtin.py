@@ -109,13 +109,46 @@ class BuiltinNode(Node, FunctionCtx):
         return tuple([result[p] for p in pos])
 
     def _release(self) -> None:
-        if self._saved:
+        saved = self._saved
+        if saved:
+            for s in saved:
+                if isinstance(s, SavedTensor):
+                    s.free()
             self._saved = _FREED
+
+    def _unpack_one(self, index: int):
+        saved = self._saved
+        if saved is _FREED:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        v = saved[index]
+        if type(v) is Tensor:
+            vc = v._vc
+            expected = 0 if self._versions is None else self._versions[index]
+            if vc is not None and vc[0] != expected:
+                raise RuntimeError(version_error(v, expected))
+        elif isinstance(v, SavedTensor):
+            v = v.unpack(self)
+        return v
+
+    def _raw_saved(self, index: int):
+        """The SavedTensor object behind ``_saved_<name>`` (made on demand for inputs, which
+        the node otherwise keeps as they are)."""
+        saved = self._saved
+        if saved is _FREED:
+            placeholder = object.__new__(SavedTensor)
+            placeholder._tensor = placeholder._unpack = None
+            return placeholder
+        v = saved[index]
+        if type(v) is Tensor:
+            version = 0 if self._versions is None else self._versions[index]
+            v = SavedTensor(v, False, version=version)
+            self._saved = saved[:index] + (v,) + saved[index + 1:]
+        return v if isinstance(v, SavedTensor) else None
 
 
 def _saved_tensor_property(index: int) -> property:
     def get(node):
-        value = node.saved_tensors[index]
+        value = node._unpack_one(index)
         if value is None or type(value) is Tensor:
             return value
         return wrapped_number(value)
@@ -167,6 +200,8 @@ class BuiltinFunction(Function):
         node._tensor_pos = len(pos) if pos is not None and pos == tuple(range(len(pos))) else pos
         for i, name in enumerate(cls.saved_fields):
             setattr(node, f"_saved_{name}", _saved_tensor_property(i))
+            setattr(node, f"_raw_saved_{name}", property(
+                lambda n, i=i: n._raw_saved(i)))
         for name in cls.saved_attrs:
             setattr(node, f"_saved_{name}", _saved_attr_property(name))
 

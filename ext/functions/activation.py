@@ -1,6 +1,632 @@
-"""Softmax-family ops and the building blocks of ``ext.nn.functional``."""
+"""Softmax-family ops and the building blocks of ``ext.nn.functional``: addmm and the losses.
+
+softmax, log_softmax and logsumexp subtract the maximum before exponentiating, so that large
+inputs never overflow. The losses are torch's ATen ops: ``nll_loss`` (whose node keeps the
+summed class weights, ``total_weight``) and ``mse_loss``; ``cross_entropy`` is built from them in
+``ext.nn.functional``, as in torch.
+"""
 
 from __future__ import annotations
 
-METHODS: dict = {}
-FUNCTIONS: dict = {}
+import numpy as np
+
+from .. import _dtype
+from .._dtype import FROM_NUMPY
+from .._state import STATE
+from .._tensor import Tensor, _wrap_dim, wrap
+from ._builtin import BuiltinFunction, as_array, binary_operands, namespace_of, record
+
+__all__ = ["softmax", "log_softmax", "logsumexp", "addmm", "nll_loss", "mse_loss",
+           "masked_fill_zero", "target_hits", "REDUCTIONS"]
+
+# torch's enum of reduction modes, which the loss nodes show as ``_saved_reduction``.
+REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _check_tensor(x, fn: str, arg: str = "input", position: int = 1) -> None:
+    if type(x) is not Tensor:
+        raise TypeError(f"{fn}(): argument '{arg}' (position {position}) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def _not_implemented(kernel: str, d: np.ndarray) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}" not implemented for '
+                               f"'{FROM_NUMPY[d.dtype]._short}'")
+
+
+def _sum_back(t: Tensor, dims, ndim: int) -> Tensor:
+    """Put back, as size-1 dims, the ``dims`` that a reduction without keepdim removed."""
+    for d in sorted(_wrap_dim(d, ndim) for d in dims):
+        t = t.unsqueeze(d)
+    return t
+
+
+# ---------------------------------------------------------------------------------- softmax
+class Softmax(BuiltinFunction):
+    """softmax(x) along ``dim``: dx = y * (grad - sum(grad * y)), with y the result."""
+
+    node_name = "SoftmaxBackward0"
+    saved_fields = ("result",)
+    saved_attrs = ("dim",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, dim):
+        return x.softmax(dim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+        ctx.dim = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        if type(grad) is Tensor and not STATE.grad_enabled:
+            gy = grad._data * y._data
+            return wrap(gy - y._data * _sum_along(gy, ctx.dim)), None
+        gy = grad * y
+        # Along a 0-d tensor's only "dim" the sum is the element itself.
+        total = gy.sum(ctx.dim, keepdim=True) if gy.dim() else gy
+        return gy - y * total, None
+
+
+class LogSoftmax(BuiltinFunction):
+    """log_softmax(x) along ``dim``: dx = grad - exp(y) * sum(grad), with y the result."""
+
+    node_name = "LogSoftmaxBackward0"
+    saved_fields = ("result",)
+    saved_attrs = ("dim",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, dim):
+        return x.log_softmax(dim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+        ctx.dim = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        if type(grad) is Tensor and not STATE.grad_enabled:
+            g = grad._data
+            return wrap(g - np.exp(y._data) * _sum_along(g, ctx.dim)), None
+        total = grad.sum(ctx.dim, keepdim=True) if grad.dim() else grad
+        return grad - y.exp() * total, None
+
+
+def _sum_along(d: np.ndarray, dim: int) -> np.ndarray:
+    # The backward kernels' sum over the softmax dim (a 0-d tensor is its own sum).
+    return d.sum(axis=dim, keepdims=True) if d.ndim else d
+
+
+def _softmax_input(x, dim, dtype, fn: str) -> tuple:
+    """The input converted to ``dtype`` (recorded, as torch's ToCopy) and the dim as an axis."""
+    _check_tensor(x, fn)
+    if dtype is not None and dtype._np != x._data.dtype:
+        x = x.to(dtype)
+    d = x._data
+    axis = _wrap_dim(dim, d.ndim)
+    if d.dtype.kind != "f":
+        last = "lastdim_" if axis == d.ndim - 1 or d.ndim == 0 else ""
+        raise _not_implemented(f"{fn}_{last}kernel_impl", d)
+    return x, d, axis
+
+
+def _shifted(d: np.ndarray, axis: int) -> np.ndarray:
+    """``d`` minus its maximum along ``axis``, computed at least in float32."""
+    if d.dtype == np.float16:
+        d = d.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        # inf - inf is NaN, silently, as in torch.
+        return d - d if d.ndim == 0 else d - d.max(axis=axis, keepdims=True)
+
+
+def softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` converts the input first."""
+    x, d, axis = _softmax_input(x, dim, dtype, "softmax")
+    if d.size == 0:
+        out = wrap(d.copy())
+    else:
+        e = np.exp(_shifted(d, axis))
+        e /= e.sum(axis=axis, keepdims=True) if e.ndim else e
+        out = wrap(e.astype(d.dtype, copy=False))
+    if x._requires_grad and STATE.grad_enabled:
+        record(Softmax, out, (x,), (x, dim))
+    return out
+
+
+def log_softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
+    """log(softmax(x)) along ``dim``, computed without forming softmax (no log of 0)."""
+    x, d, axis = _softmax_input(x, dim, dtype, "log_softmax")
+    if d.size == 0:
+        out = wrap(d.copy())
+    else:
+        z = _shifted(d, axis)
+        z -= np.log(np.exp(z).sum(axis=axis, keepdims=True) if z.ndim else np.exp(z))
+        out = wrap(z.astype(d.dtype, copy=False))
+    if x._requires_grad and STATE.grad_enabled:
+        record(LogSoftmax, out, (x,), (x, dim))
+    return out
+
+
+# ---------------------------------------------------------------------------------- logsumexp
+class Logsumexp(BuiltinFunction):
+    """log(sum(exp(x))) over ``dim``: dx = grad * exp(x - result)."""
+
+    node_name = "LogsumexpBackward0"
+    saved_fields = ("self", "result")
+    saved_attrs = ("dim", "keepdim")
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, dim, keepdim=False):
+        return x.logsumexp(dim, keepdim=keepdim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0], output)
+        dim = inputs[1]
+        ctx.dim = (dim,) if isinstance(dim, int) else tuple(dim)
+        ctx.keepdim = inputs[2]
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        if not ctx.keepdim and x.dim():
+            grad = _sum_back(grad, ctx.dim, x.dim())
+            result = _sum_back(result, ctx.dim, x.dim())
+        return grad * (x - result).exp(), None, None
+
+
+def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))) over ``dim`` (an int or a tuple of ints), without overflow."""
+    _check_tensor(x, "logsumexp")
+    d = x._data
+    if d.dtype.kind != "f":
+        d = d.astype(_dtype.get_default_dtype()._np)
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if not dims and d.ndim:
+        # torch reduces nothing for dim=() and then fails to write the reduced shape back.
+        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape "
+                           f"{[1] * d.ndim}")
+    axes = tuple(sorted({_wrap_dim(a, d.ndim) for a in dims}))
+    if len(axes) != len(dims):
+        raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+    out = wrap(as_array(_logsumexp_kernel(d, axes, keepdim)))
+    if x._requires_grad and STATE.grad_enabled:
+        record(Logsumexp, out, (x,), (x, dim, keepdim))
+    return out
+
+
+def _logsumexp_kernel(d: np.ndarray, axes, keepdim: bool) -> np.ndarray:
+    if d.ndim == 0:
+        # The log-sum-exp of one element is that element (infinities included).
+        return d.copy()
+    work = d.astype(np.float32) if d.dtype == np.float16 else d
+    if work.size == 0:
+        with np.errstate(divide="ignore"):
+            out = np.log(np.exp(work).sum(axis=axes, keepdims=keepdim))
+        return out.astype(d.dtype, copy=False)
+    m = work.max(axis=axes, keepdims=True)
+    # An infinite maximum would make x - m NaN; torch shifts by 0 there and keeps the infinity.
+    m[np.isinf(m)] = 0
+    with np.errstate(divide="ignore"):
+        out = np.log(np.exp(work - m).sum(axis=axes, keepdims=True)) + m
+    if not keepdim:
+        out = out.squeeze(axes)
+    return out.astype(d.dtype, copy=False)
+
+
+# ---------------------------------------------------------------------------------- addmm
+class Addmm(BuiltinFunction):
+    """beta * bias + alpha * (mat1 @ mat2): the matrices' gradients are those of mm."""
+
+    node_name = "AddmmBackward0"
+    saved_fields = ("mat1", "mat2")
+    saved_attrs = ("alpha", "beta", "mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes",
+                   "mat2_sym_strides")
+    ctx_attrs = ("bias_sizes",)
+    tensor_positions = (0, 1, 2)
+
+    @staticmethod
+    def forward(bias, mat1, mat2, beta=1, alpha=1):
+        return bias.addmm(mat1, mat2, beta=beta, alpha=alpha)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        bias, m1, m2, beta, alpha = inputs
+        needs = ctx.needs_input_grad
+        # Each matrix is needed only for the other's gradient; a matrix's strides only for its
+        # own (torch leaves the unused ones empty).
+        ctx.save_for_backward(m1 if needs[2] else None, m2 if needs[1] else None)
+        ctx.alpha, ctx.beta = alpha, beta
+        ctx.mat1_sym_sizes = tuple(m1.shape)
+        ctx.mat1_sym_strides = tuple(m1.stride()) if needs[1] else ()
+        ctx.mat2_sym_sizes = tuple(m2.shape)
+        ctx.mat2_sym_strides = tuple(m2.stride()) if needs[2] else ()
+        ctx.bias_sizes = tuple(bias.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m1, m2 = ctx.saved_tensors
+        if type(grad) is Tensor and not STATE.grad_enabled:
+            return _addmm_backward_kernel(ctx, grad._data, m1, m2)
+        needs = ctx.needs_input_grad
+        alpha, beta = ctx.alpha, ctx.beta
+        gb = g1 = g2 = None
+        if needs[0]:
+            gb = grad if beta == 1 else grad * beta
+            if _row_bias(ctx.bias_sizes, grad.shape):
+                gb = gb.sum(0)
+        # A matrix's gradient is made in the matrix's own layout, as torch does: the gradient
+        # of a transposed (column-major) weight then reaches the weight row-major, with no
+        # transposing copy on the way.
+        if needs[1]:
+            if _column_major(ctx.mat1_sym_sizes, ctx.mat1_sym_strides):
+                g1 = m2.mm(grad.t()).t()
+            else:
+                g1 = grad.mm(m2.t())
+            g1 = g1 if alpha == 1 else g1 * alpha
+        if needs[2]:
+            if _column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides):
+                g2 = grad.t().mm(m1).t()
+            else:
+                g2 = m1.t().mm(grad)
+            g2 = g2 if alpha == 1 else g2 * alpha
+        return gb, g1, g2, None, None
+
+
+def _addmm_backward_kernel(ctx, g: np.ndarray, m1: Tensor, m2: Tensor) -> tuple:
+    """Addmm's backward when no graph is being built (no create_graph): the same products as
+    the tensor-op version, straight in NumPy, without a node or a view per step."""
+    needs = ctx.needs_input_grad
+    alpha, beta = ctx.alpha, ctx.beta
+    gb = g1 = g2 = None
+    if needs[0]:
+        b = g if beta == 1 else g * beta
+        gb = wrap(b.sum(0) if _row_bias(ctx.bias_sizes, g.shape) else b)
+    if needs[1]:
+        a = m2._data
+        d = (a @ g.T).T if _column_major(ctx.mat1_sym_sizes, ctx.mat1_sym_strides) else g @ a.T
+        g1 = wrap(d if alpha == 1 else d * alpha)
+    if needs[2]:
+        a = m1._data
+        d = (g.T @ a).T if _column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides) else a.T @ g
+        g2 = wrap(d if alpha == 1 else d * alpha)
+    return gb, g1, g2, None, None
+
+
+def _row_bias(bias_sizes: tuple, grad_sizes: tuple) -> bool:
+    # A 1-D bias added to every row: its gradient is the column sums, taken here rather than
+    # by the engine's generic reduction of broadcast gradients.
+    return len(bias_sizes) == 1 and grad_sizes[0] != 1 and bias_sizes[0] == grad_sizes[1]
+
+
+def _column_major(sizes: tuple, strides: tuple) -> bool:
+    return strides[0] == 1 and strides[1] == sizes[0] and sizes[1] > 1
+
+
+def _check_addmm(bias, mat1, mat2) -> None:
+    _check_tensor(bias, "addmm")
+    _check_tensor(mat1, "addmm", "mat1", 2)
+    _check_tensor(mat2, "addmm", "mat2", 3)
+    b, m1, m2 = bias._data, mat1._data, mat2._data
+    if m1.dtype != m2.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{FROM_NUMPY[m1.dtype]._short} and {FROM_NUMPY[m2.dtype]._short}")
+    if b.dtype != m2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{FROM_NUMPY[b.dtype]._short} and {FROM_NUMPY[m2.dtype]._short}")
+    for name, m in (("mat1", m1), ("mat2", m2)):
+        if m.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
+    if m1.shape[1] != m2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m1.shape[0]}x"
+                           f"{m1.shape[1]} and {m2.shape[0]}x{m2.shape[1]})")
+    target = (m1.shape[0], m2.shape[1])
+    if b.ndim > 2:
+        raise RuntimeError(f"expand(ext.{FROM_NUMPY[b.dtype]._legacy}{{{list(b.shape)}}}, size="
+                           f"{list(target)}): the number of sizes provided (2) must be greater "
+                           f"or equal to the number of dimensions in the tensor ({b.ndim})")
+    for i in range(1, b.ndim + 1):
+        if b.shape[-i] != 1 and b.shape[-i] != target[-i]:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target[-i]}) must match the existing size "
+                f"({b.shape[-i]}) at non-singleton dimension {2 - i}.  Target sizes: "
+                f"{list(target)}.  Tensor sizes: {list(b.shape)}")
+
+
+def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """beta * bias + alpha * (mat1 @ mat2), with ``bias`` broadcast to the product's shape."""
+    _check_addmm(bias, mat1, mat2)
+    out = mat1._data @ mat2._data
+    if alpha != 1:
+        out *= alpha
+    # beta = 0 ignores the bias entirely (NaN in it does not propagate), as in torch.
+    if beta == 1:
+        out += bias._data
+    elif beta != 0:
+        out += bias._data * beta
+    out = wrap(out)
+    if STATE.grad_enabled and (bias._requires_grad or mat1._requires_grad or
+                               mat2._requires_grad) and out._data.dtype.kind == "f":
+        record(Addmm, out, (bias, mat1, mat2), (bias, mat1, mat2, beta, alpha))
+    return out
+
+
+# ---------------------------------------------------------------------------------- nll_loss
+def target_hits(target, n_classes: int, ignore_index: int):
+    """A bool tensor, True at each sample's target class (rows of ignored samples all False):
+    (N, C) for targets (N,), (C,) for a 0-d target. Not differentiable: ext builds it with one
+    NumPy comparison, torch with tensor ops."""
+    if type(target) is Tensor:
+        t = target._data
+        hits = np.arange(n_classes) == t[..., None]
+        if 0 <= ignore_index < n_classes:
+            hits &= (t != ignore_index)[..., None]
+        return wrap(hits)
+    hits = namespace_of(target).arange(n_classes) == target.unsqueeze(-1)
+    if 0 <= ignore_index < n_classes:
+        # An ignore_index outside the classes matches no column; one inside must be masked.
+        hits = hits * (target != ignore_index).unsqueeze(-1)
+    return hits
+
+
+def _sample_target(x, target):
+    # A 1-D input is one sample: its target may be 0-d or of size 1.
+    return target.reshape(()) if x.dim() == 1 and target.dim() == 1 else target
+
+
+def _sample_weights(t: np.ndarray, weight: Tensor | None, ignore_index: int, dtype) -> tuple:
+    """Each sample's target as a safe index and its class weight (None when every weight is
+    1), both 0 for an ignored sample, and the mask of kept samples (None when none is ignored).
+    """
+    keep = t != ignore_index
+    if keep.all():
+        return t, (None if weight is None else weight._data[t]), None
+    safe = np.where(keep, t, 0)
+    w = keep.astype(dtype) if weight is None else np.where(keep, weight._data[safe], 0)
+    return safe, w.astype(dtype, copy=False), keep
+
+
+def _total_weight(x, target, weight, reduction: int, ignore_index: int):
+    """The summed class weights of the samples that count, the 0-d tensor torch saves as
+    ``total_weight`` (0 for an unreduced batch)."""
+    if reduction == 0 and x.dim() == 2:
+        return namespace_of(x).zeros((), dtype=x.dtype)
+    target = _sample_target(x, target)
+    if type(x) is Tensor:
+        d = x._data
+        t = target._data
+        _, w, _ = _sample_weights(t, weight, ignore_index, d.dtype)
+        return wrap(np.asarray(t.size if w is None else w.sum(), d.dtype))
+    hits = target_hits(target, x.shape[-1], ignore_index).to(x.dtype)
+    return (hits if weight is None else hits * weight).sum()
+
+
+class NllLoss(BuiltinFunction):
+    """-x[i, target[i]] * weight[target[i]], reduced: dx is that weight, negated, at each
+    sample's target (divided by the total weight for the mean)."""
+
+    node_name = "NllLossBackward0"
+    saved_fields = ("self", "target", "weight", "total_weight")
+    saved_attrs = ("reduction", "ignore_index")
+    tensor_positions = (0,)
+
+    @classmethod
+    def _decorate_node(cls) -> None:
+        super()._decorate_node()
+        # torch shows the ignored class as an unsigned 64-bit integer: -100 is 2**64 - 100.
+        cls._backward_cls._saved_ignore_index = property(lambda node: node.ignore_index % 2**64)
+
+    @staticmethod
+    def forward(x, target, weight, reduction, ignore_index):
+        mode = next(k for k, v in REDUCTIONS.items() if v == reduction)
+        return namespace_of(x).nn.functional.nll_loss(x, target, weight, reduction=mode,
+                                                      ignore_index=ignore_index)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, target, weight, reduction, ignore_index = inputs
+        ctx.reduction, ctx.ignore_index = reduction, ignore_index
+        total = _total_weight(x, target, weight, reduction, ignore_index)
+        ctx.save_for_backward(x, target, weight, total)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, target, weight, total_weight = ctx.saved_tensors
+        hits = target_hits(_sample_target(x, target), x.shape[-1], ctx.ignore_index)
+        if type(grad) is Tensor and not STATE.grad_enabled:
+            g = grad._data
+            value = -g if g.ndim == 0 else -g[:, None]
+            if weight is not None:
+                value = value * weight._data
+            if ctx.reduction == 1:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    value = value / total_weight._data
+            return wrap(np.where(hits._data, value, 0).astype(g.dtype, copy=False)), None, \
+                None, None, None
+        value = -grad if grad.dim() == 0 else -grad.unsqueeze(-1)
+        if weight is not None:
+            value = value * weight
+        if ctx.reduction == 1:
+            value = value / total_weight
+        # where, not a product with the 0/1 mask: with every sample ignored the mean's
+        # total weight is 0 and value is infinite, but the gradient is exactly 0.
+        return namespace_of(x).where(hits, value, 0.0), None, None, None, None
+
+
+def _check_nll(x, target, weight, ignore_index: int) -> None:
+    """torch's checks, in torch's order: shapes, then weight, then dtypes."""
+    d, t = x._data, target._data
+    if d.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {d.ndim})")
+    if d.ndim > 2:
+        raise NotImplementedError(f"nll_loss: ext supports (C,) and (N, C) inputs, got a "
+                                  f"{d.ndim}-D input")
+    if d.ndim != 1 and d.shape[0] != (t.shape[0] if t.ndim else 0):
+        raise ValueError(f"Expected input batch_size ({d.shape[0]}) to match target batch_size "
+                         f"({t.shape[0] if t.ndim else 0}).")
+    if weight is not None and STATE.grad_enabled and weight._requires_grad:
+        raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect "
+                           "to argument 'weight'. This input cannot have requires_grad True.")
+    if t.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if d.ndim == 1 and t.ndim == 1 and t.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
+                         f"{t.shape[0]}")
+    n_classes = d.shape[-1]
+    if weight is not None:
+        w = weight._data
+        if w.ndim != 1 or w.shape[0] != n_classes:
+            raise RuntimeError(f"weight tensor should be defined either for all {n_classes} "
+                               f"classes or no classes but got weight tensor of shape: "
+                               f"{list(w.shape)}")
+    if t.dtype != np.int64 and t.dtype != np.uint8:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{FROM_NUMPY[t.dtype]._short}")
+    if weight is not None and weight._data.dtype != d.dtype:
+        raise RuntimeError(f"expected scalar type {FROM_NUMPY[d.dtype]._short} but found "
+                           f"{FROM_NUMPY[weight._data.dtype]._short}")
+    if d.dtype.kind != "f":
+        raise _not_implemented("nll_loss_out_frame", d)
+    if t.size:
+        bad = (t < 0) | (t >= n_classes)
+        if bad.any():
+            bad &= t != ignore_index
+            if bad.any():
+                raise IndexError(f"Target {t[bad].flat[0]} is out of bounds.")
+
+
+def nll_loss(x: Tensor, target: Tensor, weight: Tensor | None = None,
+             ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+    """The negative log likelihood of the ``target`` classes under log-probabilities ``x``
+    ((N, C) with targets (N,), or (C,) with a 0-d target)."""
+    _check_tensor(x, "nll_loss_nd")
+    _check_tensor(target, "nll_loss_nd", "target", 2)
+    mode = _reduction_enum(reduction)
+    _check_nll(x, target, weight, ignore_index)
+    d = x._data
+    t = target._data
+    if d.ndim == 1:
+        t = t.reshape(())
+    safe, w, keep = _sample_weights(t, weight, ignore_index, d.dtype)
+    picked = d[safe] if d.ndim == 1 else d[np.arange(d.shape[0]), safe]
+    losses = -picked if w is None else -(picked * w)
+    if keep is not None:
+        # An ignored sample's loss is exactly 0 (not the -0.0 that -x * 0 can give).
+        losses = np.where(keep, losses, 0).astype(d.dtype, copy=False)
+    if mode == 0:
+        out = losses
+    elif mode == 2:
+        out = losses.sum()
+    else:
+        total = t.size if w is None else w.sum()
+        if total:
+            out = losses.sum() / total
+        else:
+            # Nothing counts (every sample ignored, or weighted 0): the mean is NaN.
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out = losses.sum() / total
+    out = wrap(as_array(out).astype(d.dtype, copy=False))
+    if x._requires_grad and STATE.grad_enabled:
+        record(NllLoss, out, (x,), (x, target, weight, mode, ignore_index))
+    return out
+
+
+def _reduction_enum(reduction: str) -> int:
+    mode = REDUCTIONS.get(reduction)
+    if mode is None:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return mode
+
+
+# ---------------------------------------------------------------------------------- mse_loss
+class MseLoss(BuiltinFunction):
+    """(x - target)², reduced: dx = 2 (x - target) grad (over numel for the mean), and
+    dtarget = -dx."""
+
+    node_name = "MseLossBackward0"
+    saved_fields = ("self", "target")
+    saved_attrs = ("reduction",)
+    tensor_positions = (0, 1)
+
+    @staticmethod
+    def forward(x, target, reduction):
+        mode = next(k for k, v in REDUCTIONS.items() if v == reduction)
+        return namespace_of(x).nn.functional.mse_loss(x, target, reduction=mode)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0], inputs[1])
+        ctx.reduction = inputs[2]
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, target = ctx.saved_tensors
+        scale = 2 / x.numel() if ctx.reduction == 1 else 2
+        gx = (x - target) * (grad * scale)
+        return (gx if ctx.needs_input_grad[0] else None,
+                -gx if ctx.needs_input_grad[1] else None, None)
+
+
+def mse_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """The squared differences of same-shaped ``x`` and ``target``, reduced."""
+    _check_tensor(x, "mse_loss")
+    _check_tensor(target, "mse_loss", "target", 2)
+    mode = _reduction_enum(reduction)
+    a, b = binary_operands(x, target)
+    if a.dtype.kind != "f":
+        raise _not_implemented("mse_cpu", a)
+    if a.shape != b.shape:
+        raise RuntimeError(f"mse_loss expects same-shaped input and target (broadcast them "
+                           f"first), got {list(a.shape)} and {list(b.shape)}")
+    diff = a - b
+    diff *= diff
+    out = wrap(as_array(diff if mode == 0 else diff.sum() if mode == 2 else diff.mean()))
+    if STATE.grad_enabled and (x._requires_grad or target._requires_grad):
+        record(MseLoss, out, (x, target), (x, target, mode))
+    return out
+
+
+# ---------------------------------------------------------------------------------- masked_fill
+class MaskedFill(BuiltinFunction):
+    """x with ``value`` where ``mask`` holds: no gradient flows where the value was put."""
+
+    node_name = "MaskedFillBackward0"
+    saved_fields = ("mask",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, mask, value):
+        return namespace_of(x).where(mask, value, x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[1])
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        # Selected, not multiplied: an infinite grad becomes exactly 0 where masked.
+        return namespace_of(grad).where(mask, 0.0, grad), None, None
+
+
+def masked_fill_zero(x: Tensor, mask: Tensor) -> Tensor:
+    """x with 0 where ``mask`` holds (the out-of-place ``masked_fill`` that torch's
+    label-smoothed cross entropy applies in place)."""
+    d = x._data
+    out = wrap(np.where(mask._data, np.zeros((), d.dtype), d))
+    if x._requires_grad and STATE.grad_enabled:
+        record(MaskedFill, out, (x,), (x, mask, 0.0))
+    return out
+
+
+METHODS = {"softmax": softmax, "log_softmax": log_softmax, "logsumexp": logsumexp,
+           "addmm": addmm}
+FUNCTIONS = {"softmax": softmax, "log_softmax": log_softmax, "logsumexp": logsumexp,
+             "addmm": addmm}

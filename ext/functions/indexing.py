@@ -1,6 +1,816 @@
-"""Indexing reads: ``x[...]`` with ints, slices, None, Ellipsis, bool masks and integer arrays."""
+"""Indexing reads: ``x[...]``, ``select``, ``index_select`` and ``gather``.
+
+``x[index]`` runs in torch's two phases. The basic part (ints, slices, None, Ellipsis) is a chain
+of NumPy views, one node per step (SelectBackward0, SliceBackward0, UnsqueezeBackward0, or
+AliasBackward0 when nothing changes). Index tensors, lists and bools are collected on the way into
+torch's index list and applied at the end as one advanced-indexing copy (IndexBackward0).
+
+Each backward scatters the gradient into zeros. The scatters are ops of their own (torch's
+SelectBackwardBackward0, SliceBackwardBackward0, IndexPutImplBackward0, IndexAddBackward0,
+ScatterAddBackward0) whose backward is the read again, so gradients of any order work. Their fast
+paths take an ext tensor; given a torch tensor they run their ``forward``, which is torch code.
+"""
 
 from __future__ import annotations
 
-METHODS: dict = {}
-FUNCTIONS: dict = {}
+import operator
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._state import STATE
+from .._tensor import Tensor, _wrap_dim, wrap
+from ._builtin import BuiltinFunction, namespace_of, record
+from .inplace import make_view
+from .shape import Unsqueeze
+
+__all__ = ["getitem", "select", "index_select", "gather"]
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_ALL = slice(None)
+_MASKS = (np.dtype(np.bool_), np.dtype(np.uint8))
+_INTEGERS = (np.dtype(np.int64), np.dtype(np.int32))
+_ZERO_DIM = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+_SEQUENCE_WARNING = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
+    "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
+    "interpreted as tensor index, x[ext.tensor(seq)], which will result either in an error or a "
+    "different result")
+_UINT8_WARNING = ("indexing with dtype ext.uint8 is now deprecated, please use a dtype ext.bool "
+                  "instead.")
+
+
+# ------------------------------------------------------------------------------ node plumbing
+def _unsigned_property(name: str) -> property:
+    def get(node):
+        value = getattr(node, name)
+        return value + 2**64 if value < 0 else value
+
+    return property(get)
+
+
+def _saved_list(node) -> tuple:
+    return node.saved_tensors
+
+
+class _IndexingFunction(BuiltinFunction):
+    """Base of the ops here: torch reads a saved index, start or end back as an unsigned 64-bit
+    integer, as it does a dim (-1 shows as 2**64 - 1)."""
+
+    # A field that torch exposes as the whole list of saved tensors (``_saved_indices``).
+    saved_list: str | None = None
+
+    @classmethod
+    def _decorate_node(cls) -> None:
+        super()._decorate_node()
+        node = cls._backward_cls
+        for name in cls.saved_attrs:
+            if name in ("index", "start", "end"):
+                setattr(node, f"_saved_{name}", _unsigned_property(name))
+        if cls.saved_list:
+            setattr(node, f"_saved_{cls.saved_list}", property(_saved_list))
+
+
+def _share_version(out: Tensor, x: Tensor) -> Tensor:
+    """Make ``out``, which holds a NumPy view of x's values, a view of x (shared version
+    counter, ``_base``), as torch's views are."""
+    return make_view(out, x)
+
+
+def _view_of(op: type, x: Tensor, data: np.ndarray, args: tuple) -> Tensor:
+    """``data``, a NumPy view of ``x``, as a view tensor with a node of ``op`` when x requires
+    grad."""
+    out = _share_version(wrap(data), x)
+    if x._requires_grad and STATE.grad_enabled:
+        record(op, out, (x,), (x, *args))
+    return out
+
+
+def _scattered(op: type, data: np.ndarray, zeros: Tensor | None, src: Tensor,
+               args: tuple) -> Tensor:
+    """The result of a scatter of ``src`` into zeros, recorded when ``src`` requires grad.
+    ``zeros`` is the (gradient-free) tensor scattered into, None when it is not an input."""
+    out = wrap(data)
+    if src._requires_grad and STATE.grad_enabled:
+        record(op, out, (src,) if zeros is None else (zeros, src), args)
+    return out
+
+
+def _zeros(sizes: tuple, dtype) -> Tensor:
+    # The zeros a scatter writes into are an input of its node; nothing reads them, so a
+    # broadcast scalar stands in for a full array.
+    return wrap(np.broadcast_to(np.zeros((), dtype), sizes))
+
+
+def _colons(dim: int) -> tuple:
+    return (_ALL,) * dim
+
+
+def _key(indices) -> tuple:
+    """torch's index list as a Python index: a whole dim for each None."""
+    return tuple(_ALL if i is None else i for i in indices)
+
+
+# ------------------------------------------------------------------------------ basic reads
+class Alias(_IndexingFunction):
+    """``x[...]``: a new tensor over the same values; the gradient passes through."""
+
+    node_name = "AliasBackward0"
+
+    @staticmethod
+    def forward(x):
+        return x[...]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class Select(_IndexingFunction):
+    """Entry ``index`` along ``dim`` (``x[i]``): the gradient is zeros with that entry filled."""
+
+    node_name = "SelectBackward0"
+    saved_attrs = ("dim", "index", "self_sym_sizes")
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, dim, index):
+        return x.select(dim, index)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, ctx.dim, ctx.index = inputs
+        ctx.self_sym_sizes = tuple(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return select_backward(grad, ctx.self_sym_sizes, ctx.dim, ctx.index), None, None
+
+
+class Slice(_IndexingFunction):
+    """``start:end:step`` along ``dim``: the gradient is zeros with the slice filled."""
+
+    node_name = "SliceBackward0"
+    saved_attrs = ("dim", "start", "end", "step", "self_sym_sizes")
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, dim, start, end, step):
+        return x[_colons(dim) + (slice(start, end, step),)]
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, ctx.dim, ctx.start, ctx.end, ctx.step = inputs
+        ctx.self_sym_sizes = tuple(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (slice_backward(grad, ctx.self_sym_sizes, ctx.dim, ctx.start, ctx.end, ctx.step),
+                None, None, None, None)
+
+
+class SelectBackward(_IndexingFunction):
+    """The gradient of a select (zeros of the input's shape, the entry set to ``grad``); its
+    own gradient is the select again."""
+
+    node_name = "SelectBackwardBackward0"
+    saved_attrs = ("dim", "index")
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(grad, sizes, dim, index):
+        return grad.new_zeros(sizes).select_scatter(grad, dim, index)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _, _, ctx.dim, ctx.index = inputs
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.select(ctx.dim, ctx.index), None, None, None
+
+
+class SliceBackward(_IndexingFunction):
+    """The gradient of a slice (zeros of the input's shape, the slice set to ``grad``); its own
+    gradient is the slice again."""
+
+    node_name = "SliceBackwardBackward0"
+    saved_attrs = ("dim", "start", "end", "step")
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(grad, sizes, dim, start, end, step):
+        return grad.new_zeros(sizes).slice_scatter(grad, dim, start, end, step)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _, _, ctx.dim, ctx.start, ctx.end, ctx.step = inputs
+
+    @staticmethod
+    def backward(ctx, grad):
+        if type(grad) is Tensor:
+            g = _slice(grad, ctx.dim, ctx.start, ctx.end, ctx.step)
+        else:
+            g = grad[_colons(ctx.dim) + (slice(ctx.start, ctx.end, ctx.step),)]
+        return g, None, None, None, None, None
+
+
+def select_backward(grad, sizes: tuple, dim: int, index: int):
+    """Zeros of shape ``sizes`` with entry ``index`` along ``dim`` set to ``grad``."""
+    if type(grad) is not Tensor:
+        return SelectBackward.forward(grad, sizes, dim, index)
+    g = grad._data
+    out = np.zeros(sizes, g.dtype)
+    out[_colons(dim % len(sizes)) + (index, ...)] = g
+    return _scattered(SelectBackward, out, None, grad, (grad, sizes, dim, index))
+
+
+def slice_backward(grad, sizes: tuple, dim: int, start: int, end: int, step: int):
+    """Zeros of shape ``sizes`` with ``start:end:step`` along ``dim`` set to ``grad``."""
+    if type(grad) is not Tensor:
+        return SliceBackward.forward(grad, sizes, dim, start, end, step)
+    g = grad._data
+    out = np.zeros(sizes, g.dtype)
+    out[_colons(dim) + (slice(start, end, step),)] = g
+    return _scattered(SliceBackward, out, None, grad, (grad, sizes, dim, start, end, step))
+
+
+def _slice(x: Tensor, dim: int, start: int, end: int, step: int) -> Tensor:
+    return _view_of(Slice, x, x._data[_colons(dim) + (slice(start, end, step),)],
+                 (dim, start, end, step))
+
+
+def _select_error(index: int, real_dim: int, size: int) -> Exception:
+    if not _INT64_MIN <= index <= _INT64_MAX:
+        return ValueError("Overflow when unpacking long long")
+    return IndexError(f"index {index} is out of bounds for dimension {real_dim} with size {size}")
+
+
+def select(x: Tensor, dim: int, index: int) -> Tensor:
+    """Entry ``index`` along ``dim``, as a view without that dim."""
+    d = x._data
+    if not d.ndim:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    pos = _wrap_dim(dim, d.ndim)
+    index = operator.index(index)
+    if not -d.shape[pos] <= index < d.shape[pos]:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(d.shape)} at dimension {pos}")
+    return _view_of(Select, x, d[_colons(pos) + (index, ...)], (dim, index))
+
+
+def _slice_bound(value) -> int:
+    if not hasattr(type(value), "__index__"):
+        raise TypeError("slice indices must be integers or None or have an __index__ method")
+    # Python clamps slice bounds to the 64-bit range.
+    return min(max(operator.index(value), _INT64_MIN), _INT64_MAX)
+
+
+def _slice_args(s: slice) -> tuple:
+    """``(start, end, step)`` as torch records them (0 and 2**63 - 1 for missing bounds)."""
+    step = 1 if s.step is None else _slice_bound(s.step)
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    start = 0 if s.start is None else _slice_bound(s.start)
+    end = _INT64_MAX if s.stop is None else _slice_bound(s.stop)
+    if step < 0:
+        raise ValueError("step must be greater than zero")
+    return start, end, step
+
+
+# ------------------------------------------------------------------------------ advanced reads
+class Index(_IndexingFunction):
+    """``x[indices]`` with index tensors (advanced indexing, a copy): the gradient adds each
+    element of grad where it was read, so repeated indices accumulate."""
+
+    node_name = "IndexBackward0"
+    saved_attrs = ("self_sym_sizes",)
+    saved_list = "indices"
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, indices):
+        return x[_key(indices)]
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, indices = inputs
+        ctx.save_for_backward(*indices)
+        ctx.self_sym_sizes = tuple(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return index_backward(grad, ctx.self_sym_sizes, ctx.saved_tensors), None
+
+
+class IndexPut(_IndexingFunction):
+    """``x.index_put(indices, values, accumulate=True)``, out of place: the gradient of
+    ``Index``. Its own gradients are grad (for ``x``) and the read ``grad[indices]``."""
+
+    node_name = "IndexPutImplBackward0"
+    saved_attrs = ("accumulate",)
+    saved_list = "indices"
+    tensor_positions = (0, 2)
+
+    @staticmethod
+    def forward(x, indices, values):
+        # torch's index_put takes no None (whole dim) entries: put through the flat positions
+        # that x[indices] reads instead.
+        where = namespace_of(x).arange(x.numel()).reshape(x.shape)[_key(indices)]
+        flat = x.reshape(-1).index_put((where.reshape(-1),),
+                                       values.expand_as(where).reshape(-1), accumulate=True)
+        return flat.reshape(x.shape)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs[1])
+        ctx.accumulate = True
+
+    @staticmethod
+    def backward(ctx, grad):
+        indices = ctx.saved_tensors
+        values = None
+        if ctx.needs_input_grad[2]:
+            values = _index(grad, indices, False) if type(grad) is Tensor else grad[_key(indices)]
+        return grad if ctx.needs_input_grad[0] else None, None, values
+
+
+def _sequence_as_tuple(index) -> bool:
+    """NumPy's old rule, kept by torch with a warning: a short list holding a sequence, tensor,
+    slice, None or Ellipsis is a tuple of indices (``x[[0, [1]]]`` is ``x[0, [1]]``)."""
+    if not isinstance(index, Sequence) or len(index) >= 32:
+        return False
+    for obj in index:
+        if isinstance(obj, (Tensor, Sequence, np.ndarray, slice)) or obj is None \
+                or obj is Ellipsis:
+            warnings.warn(_SEQUENCE_WARNING, UserWarning, stacklevel=4)
+            return True
+    return False
+
+
+def _type_name(obj) -> str:
+    t = type(obj)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _index_tensor(obj) -> Tensor:
+    """A list or array used as an index, as torch converts it: bool (and uint8) arrays stay
+    masks, anything else becomes int64 (floats truncated)."""
+    if not isinstance(obj, (Sequence, np.ndarray)):
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                         f"Variables are valid indices (got {_type_name(obj)})")
+    arr = np.asarray(obj)
+    if arr.dtype.kind not in "biuf":
+        kind = "str" if arr.dtype.kind in "SU" else "object"
+        raise TypeError(f"new(): invalid data type '{kind}'")
+    return wrap(arr if arr.dtype in _MASKS else arr.astype(np.int64))
+
+
+def _check_mask(mask_shape: tuple, shape: tuple, pos: int) -> None:
+    for j, s in enumerate(mask_shape):
+        if pos + j >= len(shape) or shape[pos + j] != s:
+            raise IndexError(f"The shape of the mask {list(mask_shape)} at index {j} does not "
+                             f"match the shape of the indexed tensor {list(shape)} at index "
+                             f"{pos + j}")
+
+
+def _check_arrays(key: list, shape: tuple) -> None:
+    """torch's checks of the index arrays: they broadcast together, and each is in range (the
+    first element out of range, in order, is the one reported; none when nothing is read)."""
+    arrays = [(k, a) for k, a in enumerate(key) if type(a) is np.ndarray]
+    if len(arrays) > 1:
+        try:
+            full = np.broadcast_shapes(*(a.shape for _, a in arrays))
+        except ValueError:
+            shapes = ", ".join(str(list(a.shape)) for _, a in arrays)
+            raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                             f"with shapes {shapes}") from None
+    else:
+        full = arrays[0][1].shape
+    for k, a in arrays:
+        if a.size and (a.min() < -shape[k] or a.max() >= shape[k]):
+            break
+    else:
+        return
+    if not np.prod(_result_shape(shape, key)):
+        return
+    bad = [np.broadcast_to((a < -shape[k]) | (a >= shape[k]), full) for k, a in arrays]
+    first = np.flatnonzero(np.logical_or.reduce(bad))[0]
+    for n, ((k, a), b) in enumerate(zip(arrays, bad)):
+        if b.flat[first]:
+            value = np.broadcast_to(a, full).flat[first]
+            raise IndexError(f"index {value} is out of bounds for dimension {n} with size "
+                             f"{shape[k]}")
+
+
+def _result_shape(shape: tuple, key) -> tuple:
+    """The shape of an advanced read: the broadcast index shape replaces the indexed dims where
+    they are adjacent, else it comes first."""
+    arrays = [k for k, a in enumerate(key) if type(a) is np.ndarray]
+    full = np.broadcast_shapes(*(key[k].shape for k in arrays))
+    rest = tuple(s for k, s in enumerate(shape) if k not in arrays)
+    if arrays == list(range(arrays[0], arrays[-1] + 1)):
+        return rest[:arrays[0]] + full + rest[arrays[0]:]
+    return full + rest
+
+
+def _take(d: np.ndarray, key: tuple) -> np.ndarray:
+    """``d[key]``. An empty read with an index out of range is no error in torch (it reads
+    nothing, so checks nothing), only in NumPy."""
+    try:
+        return d[key]
+    except IndexError:
+        return np.empty(_result_shape(d.shape, key), d.dtype)
+
+
+def _numpy_key(shape: tuple, indices, validate: bool = True) -> tuple:
+    """NumPy's index for torch's index list on a tensor of ``shape``, and whether it reads each
+    element at most once (masks only); with torch's checks when ``validate``."""
+    if validate:
+        spans = sum(1 if e is None or e._data.dtype not in _MASKS else e._data.ndim
+                    for e in indices)
+        if spans > len(shape):
+            raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got "
+                             f"{spans})")
+    key = []
+    unique = True
+    for entry in indices:
+        if entry is None:
+            key.append(_ALL)
+            continue
+        a = entry._data
+        if a.dtype in _MASKS:
+            if validate:
+                if a.dtype == np.uint8:
+                    warnings.warn(_UINT8_WARNING, UserWarning, stacklevel=4)
+                _check_mask(a.shape, shape, len(key))
+            key.extend(np.nonzero(a))
+        elif a.dtype in _INTEGERS:
+            key.append(a)
+            unique = False
+        else:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if validate:
+        _check_arrays(key, shape)
+    return tuple(key), unique
+
+
+def _index(x: Tensor, indices: tuple, validate: bool = True) -> Tensor:
+    """``x[indices]`` for torch's index list (tensors, None for a whole dim): one copy."""
+    key, _ = _numpy_key(x._data.shape, indices, validate)
+    return _index_result(x, _take(x._data, key), indices)
+
+
+def _index_result(x: Tensor, data: np.ndarray, indices: tuple) -> Tensor:
+    out = wrap(data)
+    if x._requires_grad and STATE.grad_enabled:
+        record(Index, out, (x,), (x, indices))
+    return out
+
+
+def index_backward(grad, sizes: tuple, indices: tuple):
+    """Zeros of shape ``sizes`` plus ``grad`` at ``indices`` (repeated indices add up)."""
+    if type(grad) is not Tensor:
+        return IndexPut.forward(grad.new_zeros(sizes), indices, grad)
+    g = grad._data
+    key, unique = _numpy_key(sizes, indices, False)
+    out = np.zeros(sizes, g.dtype)
+    # When nothing was read there is nothing to add (and the indices may be out of range).
+    if g.size and unique:
+        out[key] = g
+    elif g.size:
+        np.add.at(out, key, g)
+    zeros = _zeros(sizes, g.dtype)
+    return _scattered(IndexPut, out, zeros, grad, (zeros, indices, grad))
+
+
+# ------------------------------------------------------------------------------ x[index]
+def _bool_index(value: bool) -> Tensor:
+    # A bool indexes a new dim of size 1: whole (True) or empty (False).
+    return wrap(np.zeros(1 if value else 0, np.int64))
+
+
+def _getitem_tuple(x: Tensor, index: tuple) -> Tensor:
+    """torch's applySlicing: basic steps in order on a chain of views, index tensors collected
+    into one index list for a final advanced read."""
+    d = x._data
+    ndim = d.ndim
+    specified = 0
+    for obj in index:
+        if type(obj) is Tensor:
+            specified += obj._data.ndim if obj._data.dtype in _MASKS else 1
+        elif obj is not None and obj is not Ellipsis and type(obj) is not bool:
+            specified += 1
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    steps = []      # (op, args, view) per basic step
+    indices = []    # torch's index list: a tensor, or None for a whole dim
+    covered = 0     # the dims of the indexed tensor that ``indices`` spans
+    cur = d
+    dim = 0
+    for i, obj in enumerate(index):
+        t = type(obj)
+        if t is not bool and isinstance(obj, (int, np.integer)):
+            t = int
+        elif not (t is slice or t is bool or obj is None or obj is Ellipsis or t is Tensor):
+            obj = _index_tensor(obj)
+            t = Tensor
+        if t is Tensor and not obj._data.ndim and obj._data.dtype.kind in "biu":
+            # A 0-d integer tensor indexes like an int, a 0-d bool like a bool.
+            t = bool if obj._data.dtype in _MASKS else int
+        if t is int:
+            obj = int(obj)
+            # Two Ellipses can push dim past the end; torch then sees a size of 0.
+            size = cur.shape[dim] if dim < cur.ndim else 0
+            if not -size <= obj < size:
+                raise _select_error(obj, i, size)
+            cur = cur[_colons(dim) + (obj, ...)]
+            steps.append((Select, (dim, obj), cur))
+        elif t is slice:
+            start, end, step = _slice_args(obj)
+            if dim >= cur.ndim:
+                _wrap_dim(dim, cur.ndim)  # raises torch's error
+            if start == 0 and step == 1 and end >= cur.shape[dim]:
+                # torch skips a slice that keeps the whole dim (a lone one is still recorded).
+                dim += 1
+                continue
+            cur = cur[_colons(dim) + (slice(start, end, step),)]
+            steps.append((Slice, (dim, start, end, step), cur))
+            dim += 1
+        elif obj is None or t is bool:
+            cur = np.expand_dims(cur, _wrap_dim(dim, cur.ndim + 1))
+            steps.append((Unsqueeze, (dim,), cur))
+            if t is bool:
+                covered = _put_index(indices, covered, dim, _bool_index(bool(obj)))
+            dim += 1
+        elif obj is Ellipsis:
+            dim += ndim - specified
+        else:
+            covered = _put_index(indices, covered, dim, obj)
+            dim += obj._data.ndim if obj._data.dtype in _MASKS else 1
+    if indices:
+        key, _ = _numpy_key(cur.shape, indices)
+        return _index_result(_chain(x, steps), _take(cur, key), tuple(indices))
+    if not steps:
+        return _view_of(Alias, x, d.view(), ())
+    return _chain(x, steps)
+
+
+def _put_index(indices: list, covered: int, dim: int, tensor: Tensor) -> int:
+    """Put ``tensor`` into the index list at ``dim``; return the dims the list now spans."""
+    while covered < dim:
+        indices.append(None)
+        covered += 1
+    indices.append(tensor)
+    return covered + (tensor._data.ndim if tensor._data.dtype in _MASKS else 1)
+
+
+def _chain(x: Tensor, steps: list) -> Tensor:
+    """The tensor after the basic steps: one node per step when recording, else the last view."""
+    if not steps:
+        return x
+    if not (x._requires_grad and STATE.grad_enabled):
+        return _share_version(wrap(steps[-1][2]), x)
+    for op, args, data in steps:
+        x = _view_of(op, x, data, args)
+    return x
+
+
+def getitem(x: Tensor, index) -> Tensor:
+    """``x[index]`` with torch's semantics: ints, slices (positive steps), None, Ellipsis and
+    0-d integer tensors give views; bool masks, index tensors and lists give copies."""
+    t = type(index)
+    if t is Tensor and index._data.ndim and index._data.dtype in _INTEGERS and x._data.ndim:
+        # One index tensor: no basic steps, straight to the advanced read.
+        return _index(x, (index,))
+    if t is int:
+        d = x._data
+        if not d.ndim:
+            raise IndexError(_ZERO_DIM) if index == 0 else _select_error(index, 0, 0)
+        if not -d.shape[0] <= index < d.shape[0]:
+            raise _select_error(index, 0, d.shape[0])
+        return _view_of(Select, x, d[index, ...], (0, index))
+    if t is slice:
+        start, end, step = _slice_args(index)
+        if not x._data.ndim:
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        return _view_of(Slice, x, x._data[start:end:step], (0, start, end, step))
+    if t is not tuple and t is not Tensor:
+        if index is None:
+            return _view_of(Unsqueeze, x, x._data[None], (0,))
+        if index is Ellipsis:
+            return _view_of(Alias, x, x._data.view(), ())
+        if isinstance(index, np.integer):
+            return getitem(x, int(index))
+        index = tuple(index) if _sequence_as_tuple(index) else (index,)
+    return _getitem_tuple(x, index if t is not Tensor else (index,))
+
+
+# ------------------------------------------------------------------------------ index_select
+class IndexSelect(_IndexingFunction):
+    """Entries ``index`` along ``dim``: the gradient adds grad back at those entries."""
+
+    node_name = "IndexSelectBackward0"
+    saved_fields = ("index",)
+    saved_attrs = ("dim", "self_sym_sizes")
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, dim, index):
+        return x.index_select(dim, index)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, ctx.dim, index = inputs
+        ctx.save_for_backward(index)
+        ctx.self_sym_sizes = tuple(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        return index_select_backward(grad, ctx.self_sym_sizes, ctx.dim, index), None, None
+
+
+class IndexAdd(_IndexingFunction):
+    """``x.index_add(dim, index, source, alpha=alpha)``: the gradient of ``IndexSelect``. Its
+    own gradients are grad (for ``x``) and ``alpha * grad.index_select(dim, index)``."""
+
+    node_name = "IndexAddBackward0"
+    saved_fields = ("index", "source")
+    saved_attrs = ("alpha", "dim", "source_dim")
+    tensor_positions = (0, 3)
+
+    @staticmethod
+    def forward(x, dim, index, source, alpha=1):
+        return x.index_add(dim, index, source, alpha=alpha)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _, ctx.dim, index, source, ctx.alpha = inputs
+        ctx.source_dim = source.dim()
+        ctx.save_for_backward(index, source if ctx.needs_input_grad[3] else None)
+
+    @staticmethod
+    def backward(ctx, grad):
+        index, source = ctx.saved_tensors
+        gsource = None
+        if ctx.needs_input_grad[3]:
+            if ctx.source_dim:
+                gsource = grad.index_select(ctx.dim, index).expand_as(source)
+            else:
+                # A 0-d source was added through a one-element index.
+                gsource = grad.index_select(ctx.dim, index.squeeze(0))
+            if ctx.alpha != 1:
+                gsource = gsource * ctx.alpha
+        return grad if ctx.needs_input_grad[0] else None, None, None, gsource, None
+
+
+def _check_index_arg(fn: str, index) -> None:
+    if type(index) is not Tensor:
+        raise TypeError(f"{fn}(): argument 'index' (position 2) must be Tensor, not "
+                        f"{type(index).__name__}")
+
+
+def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The entries ``index`` (a vector of int64 or int32) along ``dim``, as a copy."""
+    _check_index_arg("index_select", index)
+    d, idx = x._data, index._data
+    pos = _wrap_dim(dim, d.ndim)
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if idx.dtype not in _INTEGERS:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    size = d.shape[pos] if d.ndim else 1
+    bad = (idx < 0) | (idx >= size)
+    if bad.any():
+        if pos == 1 and d.ndim > 1:
+            # torch's kernel for dim 1 has its own check and message.
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={idx[bad][0]} "
+                               f"axis_dim={size}")
+        raise IndexError("index out of range in self")
+    data = np.take(d, idx.reshape(-1), axis=pos) if d.ndim else d.copy()
+    out = wrap(data)
+    if x._requires_grad and STATE.grad_enabled:
+        record(IndexSelect, out, (x,), (x, dim, index))
+    return out
+
+
+def index_select_backward(grad, sizes: tuple, dim: int, index):
+    """Zeros of shape ``sizes`` plus ``grad`` at entries ``index`` along ``dim``."""
+    if type(grad) is not Tensor:
+        return IndexAdd.forward(grad.new_zeros(sizes), dim, index, grad)
+    g = grad._data
+    out = np.zeros(sizes, g.dtype)
+    if out.ndim:
+        np.add.at(out, _colons(_wrap_dim(dim, out.ndim)) + (index._data.reshape(-1),), g)
+    else:
+        out[...] = g
+    zeros = _zeros(sizes, g.dtype)
+    return _scattered(IndexAdd, out, zeros, grad, (zeros, dim, index, grad, 1))
+
+
+# ------------------------------------------------------------------------------ gather
+class Gather(_IndexingFunction):
+    """``out[i][j] = x[index[i][j]][j]`` (for dim 0): the gradient adds grad back where each
+    element was read."""
+
+    node_name = "GatherBackward0"
+    saved_fields = ("self", "index")
+    saved_attrs = ("dim", "sparse_grad")
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, dim, index, sparse_grad=False):
+        return x.gather(dim, index, sparse_grad=sparse_grad)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, ctx.dim, index, ctx.sparse_grad = inputs
+        ctx.save_for_backward(x, index)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, index = ctx.saved_tensors
+        return gather_backward(grad, tuple(x.shape), ctx.dim, index), None, None, None
+
+
+class ScatterAdd(_IndexingFunction):
+    """``x.scatter_add(dim, index, src)``: the gradient of ``Gather``. Its own gradients are
+    grad (for ``x``) and ``grad.gather(dim, index)`` (for ``src``)."""
+
+    node_name = "ScatterAddBackward0"
+    saved_fields = ("index",)
+    saved_attrs = ("dim",)
+    tensor_positions = (0, 3)
+
+    @staticmethod
+    def forward(x, dim, index, src):
+        return x.scatter_add(dim, index, src)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _, ctx.dim, index, _ = inputs
+        ctx.save_for_backward(index)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        gsrc = grad.gather(ctx.dim, index) if ctx.needs_input_grad[3] else None
+        return grad if ctx.needs_input_grad[0] else None, None, None, gsrc
+
+
+def _along(index: np.ndarray, dim: int) -> tuple:
+    """The NumPy index that pairs each element of ``index`` with its own position in the other
+    dims: what gather reads and scatter_add writes."""
+    grids = list(np.indices(index.shape, sparse=True))
+    grids[dim] = index
+    return tuple(grids)
+
+
+def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+    """Values of ``x`` along ``dim`` at ``index``, one per element of ``index``. ext has no
+    sparse tensors: the gradient is dense whatever ``sparse_grad`` says."""
+    _check_index_arg("gather", index)
+    d, idx = x._data, index._data
+    pos = _wrap_dim(dim, d.ndim)
+    if idx.dtype not in _INTEGERS:
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+    if max(idx.ndim, 1) != max(d.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    # A 0-d tensor reads like a 1-d tensor of one element.
+    src = d.reshape(-1) if not d.ndim else d
+    ix = idx.reshape(-1) if not idx.ndim else idx
+    for k, s in enumerate(ix.shape):
+        if k != pos and s > src.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                               f"{list(idx.shape)} to be no larger than self {list(d.shape)} "
+                               f"apart from dimension {pos}")
+    size = src.shape[pos]
+    bad = (ix < 0) | (ix >= size)
+    if bad.any():
+        raise RuntimeError(f"index {ix[bad][0]} is out of bounds for dimension {pos} with size "
+                           f"{size}")
+    out = wrap(src[_along(ix, pos)].reshape(idx.shape))
+    if x._requires_grad and STATE.grad_enabled:
+        record(Gather, out, (x,), (x, dim, index, sparse_grad))
+    return out
+
+
+def gather_backward(grad, sizes: tuple, dim: int, index):
+    """Zeros of shape ``sizes`` plus each element of ``grad`` where gather read it."""
+    if type(grad) is not Tensor:
+        return ScatterAdd.forward(grad.new_zeros(sizes), dim, index, grad)
+    g, idx = grad._data, index._data
+    out = np.zeros(sizes, g.dtype)
+    flat = out.reshape(-1) if not out.ndim else out
+    ix = idx.reshape(-1) if not idx.ndim else idx
+    np.add.at(flat, _along(ix, _wrap_dim(dim, flat.ndim)), g.reshape(ix.shape))
+    zeros = _zeros(sizes, g.dtype)
+    return _scattered(ScatterAdd, out, zeros, grad, (zeros, dim, index, grad))
+
+
+METHODS = {"__getitem__": getitem, "select": select, "index_select": index_select,
+           "gather": gather}
+FUNCTIONS = {"select": select, "index_select": index_select, "gather": gather}

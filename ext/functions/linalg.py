@@ -1,20 +1,40 @@
-"""Matrix products: mm, mv, dot, and matmul, which picks among them by the operands' ranks."""
+"""Matrix products: mm, mv, dot, bmm, and matmul, which picks among them by the operands' ranks.
+
+matmul of tensors with more than two dims is composed of the other ops exactly as torch composes
+it (fold the batch into mm/mv, or broadcast, flatten and bmm), so its graph holds torch's nodes.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, wrap
-from ._builtin import BuiltinFunction, as_array, binary_operands, record
-from .shape import SqueezeMatmul, squeeze, unsqueeze
+from ._builtin import BuiltinFunction, as_array, record
+from .shape import (
+    SqueezeMatmul,
+    contiguous,
+    expand,
+    matrix_transpose,
+    reshape,
+    squeeze,
+    t,
+    unsafe_view,
+    unsqueeze,
+)
 
-__all__ = ["mm", "mv", "dot", "matmul"]
+__all__ = ["mm", "mv", "dot", "bmm", "matmul"]
+
+# The C++ type names torch's mm names dtypes by in its messages.
+_C_TYPE = {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "long int",
+           "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+           "bool": "bool"}
 
 
-def _strides(t: Tensor) -> tuple:
-    d = t._data
-    return tuple(s // d.itemsize for s in d.strides)
+def _scalar_type(d: np.ndarray) -> str:
+    """torch's ScalarType name of an array's dtype (``Float``, ``Double``, ``Long`` ...)."""
+    return FROM_NUMPY[d.dtype]._short
 
 
 class Mm(BuiltinFunction):
@@ -31,10 +51,13 @@ class Mm(BuiltinFunction):
     @staticmethod
     def setup_context(ctx, inputs, output):
         a, b = inputs
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
-                              b if ctx.needs_input_grad[0] else None)
-        ctx.self_sym_sizes, ctx.self_sym_strides = tuple(a.shape), tuple(a.stride())
-        ctx.mat2_sym_sizes, ctx.mat2_sym_strides = tuple(b.shape), tuple(b.stride())
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)
+        # Each input's strides are kept only for its own gradient, as torch does.
+        ctx.self_sym_sizes = tuple(a.shape)
+        ctx.self_sym_strides = tuple(a.stride()) if needs[0] else ()
+        ctx.mat2_sym_sizes = tuple(b.shape)
+        ctx.mat2_sym_strides = tuple(b.stride()) if needs[1] else ()
 
     @staticmethod
     def backward(ctx, grad):
@@ -89,16 +112,34 @@ class Dot(BuiltinFunction):
                 grad * u if ctx.needs_input_grad[1] else None)
 
 
-def _operands(a, b, name: str):
+class Bmm(BuiltinFunction):
+    """A @ B for batches of matrices: dA = grad @ Bᵀ, dB = Aᵀ @ grad, batch by batch."""
+
+    node_name = "BmmBackward0"
+    saved_fields = ("self", "mat2")
+
+    @staticmethod
+    def forward(a, b):
+        return a.bmm(b)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        a, b = inputs
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+                              b if ctx.needs_input_grad[0] else None)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return (grad.bmm(b.transpose(1, 2)) if ctx.needs_input_grad[0] else None,
+                a.transpose(1, 2).bmm(grad) if ctx.needs_input_grad[1] else None)
+
+
+def _check_tensors(a, b, name: str, second: str = "other") -> None:
     if type(a) is not Tensor or type(b) is not Tensor:
-        bad = a if type(a) is not Tensor else b
-        raise TypeError(f"{name}(): argument '{'input' if bad is a else 'other'}' must be Tensor, "
-                        f"not {type(bad).__name__}")
-    ad, bd = binary_operands(a, b)
-    if ad.dtype != bd.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{a.dtype} != {b.dtype}")
-    return ad, bd
+        bad, arg, pos = (a, "input", 1) if type(a) is not Tensor else (b, second, 2)
+        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                        f"{type(bad).__name__}")
 
 
 def _product(op: type, a: Tensor, b: Tensor, data) -> Tensor:
@@ -111,7 +152,8 @@ def _product(op: type, a: Tensor, b: Tensor, data) -> Tensor:
 
 def mm(a: Tensor, b: Tensor) -> Tensor:
     """The product of two matrices."""
-    ad, bd = _operands(a, b, "mm")
+    _check_tensors(a, b, "mm", "mat2")
+    ad, bd = a._data, b._data
     if ad.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if bd.ndim != 2:
@@ -119,26 +161,38 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
     if ad.shape[1] != bd.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({ad.shape[0]}x"
                            f"{ad.shape[1]} and {bd.shape[0]}x{bd.shape[1]})")
+    if ad.dtype != bd.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_C_TYPE[ad.dtype.name]} != {_C_TYPE[bd.dtype.name]}")
     return _product(Mm, a, b, ad @ bd)
 
 
 def mv(a: Tensor, v: Tensor) -> Tensor:
     """The product of a matrix and a vector."""
-    ad, vd = _operands(a, v, "mv")
+    _check_tensors(a, v, "mv", "vec")
+    ad, vd = a._data, v._data
     if ad.ndim != 2 or vd.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {vd.ndim}, {ad.ndim}, "
                            f"{vd.ndim}")
     if ad.shape[1] != vd.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({ad.shape[0]}), mat ({ad.shape[0]}x"
                            f"{ad.shape[1]}), vec ({vd.shape[0]})")
+    if ad.dtype != vd.dtype:
+        vec = _scalar_type(vd)
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {vec}, "
+                           f"{_scalar_type(ad)}, and {vec}")
     return _product(Mv, a, v, ad @ vd)
 
 
 def dot(u: Tensor, v: Tensor) -> Tensor:
     """The inner product of two vectors."""
-    ud, vd = _operands(u, v, "dot")
+    _check_tensors(u, v, "dot", "tensor")
+    ud, vd = u._data, v._data
     if ud.ndim != 1 or vd.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {ud.ndim}D and {vd.ndim}D tensors")
+    if ud.dtype != vd.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{_scalar_type(ud)} and {_scalar_type(vd)}")
     if ud.shape[0] != vd.shape[0]:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{ud.shape[0]}] and src "
                            f"[{vd.shape[0]}] to have the same number of elements, but got "
@@ -146,29 +200,135 @@ def dot(u: Tensor, v: Tensor) -> Tensor:
     return _product(Dot, u, v, np.dot(ud, vd))
 
 
+def bmm(a: Tensor, b: Tensor) -> Tensor:
+    """The products of two batches of matrices, matrix by matrix (no broadcasting)."""
+    _check_tensors(a, b, "bmm", "mat2")
+    ad, bd = a._data, b._data
+    if ad.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if bd.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if bd.shape[0] != ad.shape[0] or bd.shape[1] != ad.shape[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{ad.shape[0]}, {ad.shape[2]}] but got: [{bd.shape[0]}, "
+                           f"{bd.shape[1]}].")
+    if ad.dtype == np.bool_:
+        raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+    if ad.dtype != bd.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_type(ad)} but found "
+                           f"{_scalar_type(bd)}")
+    return _product(Bmm, a, b, np.matmul(ad, bd))
+
+
 def matmul(a: Tensor, b: Tensor) -> Tensor:
-    """The matrix product, dispatched by rank as torch does (dot, mv, mm)."""
-    if type(a) is not Tensor or type(b) is not Tensor:
-        return _operands(a, b, "matmul")
-    da, db = a._data.ndim, b._data.ndim
+    """The matrix product, dispatched by rank as torch does: dot, mv, mm, and for more than two
+    dims a batched product with broadcast batch dims."""
+    _check_tensors(a, b, "matmul")
+    ad, bd = a._data, b._data
+    da, db = ad.ndim, bd.ndim
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{da}D and {db}D")
-    if da == 1 and db == 1:
-        return dot(a, b)
-    if da == 2 and db == 1:
-        return mv(a, b)
-    if da == 1 and db == 2:
-        return squeeze(mm(unsqueeze(a, 0), b), 0, _op=SqueezeMatmul)
-    if da == 2 and db == 2:
-        return mm(a, b)
-    raise RuntimeError(f"matmul of {da}D and {db}D tensors: batched matmul is not supported yet")
+    if da <= 2 and db <= 2:
+        if da == 1:
+            return dot(a, b) if db == 1 else squeeze(mm(unsqueeze(a, 0), b), 0, _op=SqueezeMatmul)
+        return mv(a, b) if db == 1 else mm(a, b)
+    if STATE.grad_enabled and (a._requires_grad or b._requires_grad):
+        return _batched(a, b)
+    # Without a graph to build, NumPy's matmul computes the same values in one call. Anything
+    # it might get wrong (dtypes, sizes) goes through torch's composition, which raises torch's
+    # error for the way torch takes.
+    if ad.dtype == bd.dtype and ad.dtype != np.bool_ and \
+            ad.shape[-1] == bd.shape[-2 if db > 1 else 0]:
+        try:
+            return wrap(as_array(np.matmul(ad, bd)))
+        except ValueError:
+            pass
+    return _batched(a, b)
+
+
+def _should_fold(a: Tensor, b: Tensor) -> bool:
+    """Whether torch computes this product as one mm/mv on the larger operand with its batch
+    dims folded into the rows (else: bmm on broadcast batches)."""
+    ad, bd = a._data, b._data
+    larger = ad.ndim >= bd.ndim
+    big = ad if larger else bd
+    small_ndim = bd.ndim if larger else ad.ndim
+    if big.ndim < 3 or small_ndim > 2:
+        return False
+    # Folding keeps the gradient of the small operand a matrix, not a batch of them.
+    if (b if larger else a)._requires_grad:
+        return True
+    if ad.ndim == 2:
+        return False
+    if big.size == 0:
+        return True
+    shape, strides = list(big.shape), list(big.strides)
+    if not larger:
+        # The larger operand enters transposed (its mT).
+        shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
+
+
+def _broadcast_batch(s1: tuple, s2: tuple) -> tuple:
+    """The broadcast of two batch shapes, with torch's message when they do not broadcast."""
+    n = max(len(s1), len(s2))
+    out = [0] * n
+    for i in range(n - 1, -1, -1):
+        k = n - 1 - i
+        x = s1[len(s1) - 1 - k] if k < len(s1) else 1
+        y = s2[len(s2) - 1 - k] if k < len(s2) else 1
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
+                               f"at non-singleton dimension {i}")
+        out[i] = y if x == 1 else x
+    return tuple(out)
+
+
+def _batched(a: Tensor, b: Tensor) -> Tensor:
+    """matmul with an operand of more than two dims, composed of views, mm/mv and bmm as in
+    torch's ``_matmul_impl`` (which the graph then mirrors node for node)."""
+    sa, sb = a._data.shape, b._data.shape
+    da, db = len(sa), len(sb)
+    if _should_fold(a, b):
+        transpose = db > da
+        t1 = matrix_transpose(b) if transpose else a
+        t2 = (t(a) if da == 2 else a) if transpose else b
+        s1 = t1._data.shape
+        rows = 1
+        for s in s1[:-1]:
+            rows *= s
+        folded = reshape(t1, (rows, s1[-1]))
+        if t2._data.ndim == 1:
+            return unsafe_view(mv(folded, t2), s1[:-1])
+        out = unsafe_view(mm(folded, t2), s1[:-1] + (t2._data.shape[1],))
+        return contiguous(matrix_transpose(out)) if transpose else out
+    n = sa[-2] if da > 1 else 1
+    m2 = sb[-2] if db > 1 else sb[0]
+    p = sb[-1] if db > 1 else 1
+    batch1, batch2 = sa[:-2], sb[:-2]
+    if da == 3 and db == 3 and batch1[0] != batch2[0]:
+        # A batch of one that needs a gradient is squeezed away so that the product folds.
+        if batch1[0] == 1 and a._requires_grad:
+            return matmul(squeeze(a, 0), b)
+        if batch2[0] == 1 and b._requires_grad:
+            return matmul(a, squeeze(b, 0))
+    batch = _broadcast_batch(batch1, batch2)
+    count = 1
+    for s in batch:
+        count *= s
+    a3 = reshape(expand(a, batch + (n, sa[-1])), (count, n, sa[-1]))
+    if db == 1:
+        b3 = unsqueeze(reshape(expand(b, batch + (m2,)), (count, m2)), 2)
+        return unsafe_view(squeeze(bmm(a3, b3), -1), batch + (n,))
+    b3 = reshape(expand(b, batch + (m2, p)), (count, m2, p))
+    return unsafe_view(bmm(a3, b3), batch + ((n,) if da > 1 else ()) + (p,))
 
 
 METHODS = {
-    "matmul": matmul, "mm": mm, "mv": mv, "dot": dot,
+    "matmul": matmul, "mm": mm, "mv": mv, "dot": dot, "bmm": bmm,
     "__matmul__": lambda self, other: matmul(self, other) if isinstance(other, Tensor)
     else NotImplemented,
     "__rmatmul__": lambda self, other: NotImplemented,
 }
-FUNCTIONS = {"matmul": matmul, "mm": mm, "mv": mv, "dot": dot}
+FUNCTIONS = {"matmul": matmul, "mm": mm, "mv": mv, "dot": dot, "bmm": bmm}

@@ -1,17 +1,28 @@
-"""Ops that rearrange elements: view, reshape, t, transpose, (un)squeeze, expand, unbind, stack,
-clone and dtype conversion."""
+"""Ops that rearrange elements: view, reshape, flatten, t, transpose, permute, (un)squeeze,
+expand, clone, contiguous and dtype conversion; and the joins: cat, stack, and their inverses
+split, chunk and unbind.
+
+Views (view, permute, expand, the pieces of split ...) are NumPy views of their input, as torch's
+share storage.
+"""
 
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
 from .. import _dtype
+from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
+from .._warnings import warn_once
 from ._builtin import BuiltinFunction, namespace_of, record, record_node
+from .inplace import MULTI_OUTPUT, make_view
 
-__all__ = ["view", "reshape", "t", "transpose", "unsqueeze", "squeeze", "expand", "clone", "to",
-           "unbind", "stack"]
+__all__ = ["view", "reshape", "unsafe_view", "flatten", "t", "transpose", "matrix_transpose",
+           "permute", "unsqueeze", "squeeze", "expand", "clone", "contiguous", "to", "unbind",
+           "stack", "cat", "split", "split_with_sizes", "chunk"]
 
 
 def _one_input(op: type, x: Tensor, data: np.ndarray, args: tuple) -> Tensor:
@@ -19,6 +30,12 @@ def _one_input(op: type, x: Tensor, data: np.ndarray, args: tuple) -> Tensor:
     if x._requires_grad and STATE.grad_enabled and data.dtype.kind == "f":
         record(op, out, (x,), (x, *args))
     return out
+
+
+def _view(op: type, x: Tensor, data: np.ndarray, args: tuple) -> Tensor:
+    """A view of ``x``: ``data`` shares its storage, as torch's view ops do, and the result
+    shares x's version counter and base."""
+    return make_view(_one_input(op, x, data, args), x)
 
 
 def _infer_shape(shape: tuple, numel: int) -> tuple:
@@ -82,6 +99,20 @@ class UnsafeView(View):
 
     node_name = "UnsafeViewBackward0"
 
+    @staticmethod
+    def forward(x, shape):
+        return x.reshape(shape)
+
+
+class ReshapeAlias(View):
+    """The reshape of a non-contiguous tensor whose strides still allow a view."""
+
+    node_name = "ReshapeAliasBackward0"
+
+    @staticmethod
+    def forward(x, shape):
+        return x.reshape(shape)
+
 
 def view(x: Tensor, *shape) -> Tensor:
     """The same values seen with another shape (no copy); -1 infers one size."""
@@ -92,18 +123,64 @@ def view(x: Tensor, *shape) -> Tensor:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.")
-    return _one_input(View, x, v, (shape,))
+    return _view(View, x, v, (shape,))
 
 
 def reshape(x: Tensor, *shape) -> Tensor:
     """``view`` when the strides allow it, else a reshaped copy."""
+    return _reshape(x, _infer_shape(_shape_args(shape), x._data.size))
+
+
+def _reshape(x: Tensor, shape: tuple) -> Tensor:
+    # torch views a contiguous tensor, aliases a strided one when its strides allow, and else
+    # reshapes a contiguous copy; each way has its own node.
     d = x._data
-    shape = _infer_shape(_shape_args(shape), d.size)
+    if d.flags.c_contiguous:
+        return _view(View, x, d.reshape(shape), (shape,))
     v = _try_view(d, shape)
     if v is not None:
-        return _one_input(View, x, v, (shape,))
-    c = clone(x)
-    return _one_input(UnsafeView, c, c._data.reshape(shape), (shape,))
+        return _view(ReshapeAlias, x, v, (shape,))
+    return unsafe_view(contiguous(x), shape)
+
+
+def unsafe_view(x: Tensor, shape: tuple) -> Tensor:
+    """The reshape of a fresh contiguous tensor, as a node of its own (torch's
+    ``_unsafe_view``, which composite ops such as matmul end with)."""
+    return _one_input(UnsafeView, x, x._data.reshape(shape), (shape,))
+
+
+def view_as(x: Tensor, other: Tensor) -> Tensor:
+    """``x.view(other.shape)``."""
+    return view(x, _other(other, "view_as")._data.shape)
+
+
+def reshape_as(x: Tensor, other: Tensor) -> Tensor:
+    """``x.reshape(other.shape)``."""
+    return reshape(x, _other(other, "reshape_as")._data.shape)
+
+
+def _other(other, name: str) -> Tensor:
+    if type(other) is not Tensor:
+        raise TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(other).__name__}")
+    return other
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dims ``start_dim`` to ``end_dim`` into one (a view when the strides allow)."""
+    d = x._data
+    start, end = _wrap_dim(start_dim, d.ndim), _wrap_dim(end_dim, d.ndim)
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if d.ndim == 0:
+        return _reshape(x, (1,))
+    if start == end:
+        # Nothing to merge: torch returns the tensor itself, without a node.
+        return x
+    merged = 1
+    for s in d.shape[start:end + 1]:
+        merged *= s
+    return _reshape(x, d.shape[:start] + (merged,) + d.shape[end + 1:])
 
 
 class T(BuiltinFunction):
@@ -125,7 +202,7 @@ def t(x: Tensor) -> Tensor:
     d = x._data
     if d.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {d.ndim}D")
-    return _one_input(T, x, d.T, ())
+    return _view(T, x, d.T, ())
 
 
 class Transpose(BuiltinFunction):
@@ -152,7 +229,92 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap dims ``dim0`` and ``dim1`` (a view)."""
     d = x._data
     a, b = _wrap_dim(dim0, d.ndim), _wrap_dim(dim1, d.ndim)
-    return _one_input(Transpose, x, np.swapaxes(d, a, b) if d.ndim else d.view(), (dim0, dim1))
+    return _view(Transpose, x, np.swapaxes(d, a, b) if d.ndim else d.view(), (dim0, dim1))
+
+
+def matrix_transpose(x: Tensor) -> Tensor:
+    """The transpose of the last two dims, for matrices and batches of matrices: ``x.mT``."""
+    n = x._data.ndim
+    if n == 0:
+        warn_once("Tensor.mT is deprecated on 0-D tensors. This function is the identity in "
+                  "these cases.")
+        return x
+    if n == 1:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got "
+                           "1-D tensor.")
+    return transpose(x, -2, -1)
+
+
+class Permute(BuiltinFunction):
+    """Reorder the dims (a view); the gradient is put back by the inverse permutation."""
+
+    node_name = "PermuteBackward0"
+    saved_attrs = ("dims",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, dims):
+        return x.permute(dims)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.dims = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        n = len(ctx.dims)
+        inverse = [0] * n
+        for i, d in enumerate(ctx.dims):
+            inverse[d % n] = i
+        return grad.permute(inverse), None
+
+
+def permute(x: Tensor, dims: tuple | list) -> Tensor:
+    """A view with the dims in the order ``dims`` (a permutation of ``range(x.dim())``)."""
+    d = x._data
+    n = d.ndim
+    dims = tuple(map(operator.index, dims))
+    if len(dims) != n:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            "length of the desired ordering of dimensions i.e. input.dim() = "
+            f"{n} is not equal to len(dims) = {len(dims)}")
+    axes = []
+    for dim in dims:
+        a = _wrap_dim(dim, n)
+        if a in axes:
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
+        axes.append(a)
+    return _view(Permute, x, d.transpose(axes), (dims,))
+
+
+def _permute_method(self, *dims, **kwargs) -> Tensor:
+    """A view with the dims in the given order: ``x.permute(2, 0, 1)`` or ``x.permute((2, 0,
+    1))``."""
+    if not dims and "dims" in kwargs:
+        dims = (kwargs.pop("dims"),)
+    if kwargs:
+        raise TypeError(f"permute() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
+    return permute(self, _shape_args(dims))
+
+
+_T_OTHER_RANK = (
+    "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+    "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+    "matrices or `x.permute(*ext.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
+    "tensor."
+)
+
+
+def _dims_reversed(x: Tensor) -> Tensor:
+    """The dims in reverse order (the transpose of a matrix): ``x.T``."""
+    n = x._data.ndim
+    if n != 2:
+        warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these "
+                  "cases." if n == 0 else _T_OTHER_RANK)
+    return permute(x, tuple(range(n - 1, -1, -1)))
 
 
 class Unsqueeze(BuiltinFunction):
@@ -179,7 +341,7 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """A view with a new dim of size 1 at ``dim``."""
     d = x._data
     pos = _wrap_dim(dim, d.ndim + 1)
-    return _one_input(Unsqueeze, x, np.expand_dims(d, pos), (dim,))
+    return _view(Unsqueeze, x, np.expand_dims(d, pos), (dim,))
 
 
 class SqueezeDim(BuiltinFunction):
@@ -232,10 +394,10 @@ def squeeze(x: Tensor, dim: int | None = None, *, _op: type = SqueezeDim) -> Ten
     """A view without dims of size 1 (only ``dim``, if given)."""
     d = x._data
     if dim is None:
-        return _one_input(SqueezeAll, x, d.reshape(tuple(s for s in d.shape if s != 1)), ())
+        return _view(SqueezeAll, x, d.reshape(tuple(s for s in d.shape if s != 1)), ())
     pos = _wrap_dim(dim, d.ndim)
     data = np.squeeze(d, pos) if d.ndim and d.shape[pos] == 1 else d.view()
-    return _one_input(_op, x, data, (dim,))
+    return _view(_op, x, data, (dim,))
 
 
 class Expand(BuiltinFunction):
@@ -271,18 +433,19 @@ def expand(x: Tensor, *sizes) -> Tensor:
     target = tuple(d.shape[i - lead] if s == -1 and i >= lead else s
                    for i, s in enumerate(sizes))
     if target == d.shape:
-        return _one_input(Expand, x, d.view(), (target,))
+        return _view(Expand, x, d.view(), (target,))
     try:
         data = np.broadcast_to(d, target)
     except ValueError:
-        for i in range(d.ndim):
+        # torch reports the last mismatching dim.
+        for i in reversed(range(d.ndim)):
             if d.shape[i] != 1 and d.shape[i] != target[i + lead]:
                 raise RuntimeError(
                     f"The expanded size of the tensor ({target[i + lead]}) must match the "
                     f"existing size ({d.shape[i]}) at non-singleton dimension {i + lead}.  "
                     f"Target sizes: {list(sizes)}.  Tensor sizes: {list(d.shape)}") from None
         raise
-    return _one_input(Expand, x, data, (target,))
+    return _view(Expand, x, data, (target,))
 
 
 class Clone(BuiltinFunction):
@@ -302,6 +465,14 @@ class Clone(BuiltinFunction):
 def clone(x: Tensor) -> Tensor:
     """A copy with its own storage, recorded in the graph."""
     return _one_input(Clone, x, np.array(x._data, copy=True), ())
+
+
+def contiguous(x: Tensor) -> Tensor:
+    """``x`` itself when its values are in row-major order, else a row-major copy."""
+    d = x._data
+    if d.flags.c_contiguous:
+        return x
+    return _one_input(Clone, x, np.array(d, order="C"), ())
 
 
 class ToCopy(BuiltinFunction):
@@ -359,6 +530,42 @@ def to(x: Tensor, *args, **kwargs) -> Tensor:
     return _one_input(ToCopy, x, x._data.astype(dtype._np), (dtype,))
 
 
+def expand_as(x: Tensor, other: Tensor) -> Tensor:
+    """``x.expand(other.shape)``."""
+    return expand(x, _other(other, "expand_as")._data.shape)
+
+
+# ---------------------------------------------------------------------------- joins and splits
+def _tensor_list(tensors, name: str):
+    """The tensors of a join, with torch's TypeErrors for anything but a list or tuple of them."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    for i, t in enumerate(tensors):
+        if type(t) is not Tensor:
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    return tensors
+
+
+def _joined_dtype(arrays: list) -> np.dtype:
+    """The dtype of a join: all inputs promoted together, as torch does."""
+    dt = arrays[0].dtype
+    for a in arrays:
+        if a.dtype != dt:
+            dt = _dtype.promote_types(FROM_NUMPY[dt], FROM_NUMPY[a.dtype])._np
+    return dt
+
+
+def _recording(tensors, out: Tensor) -> bool:
+    if not STATE.grad_enabled or out._data.dtype.kind != "f":
+        return False
+    for t in tensors:
+        if t._requires_grad:
+            return True
+    return False
+
+
 class Unbind(BuiltinFunction):
     """Split along ``dim`` into its slices; the gradient stacks them back."""
 
@@ -388,7 +595,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
     if d.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     pos = _wrap_dim(dim, d.ndim)
-    outs = tuple(wrap(d[(slice(None),) * pos + (i,)])
+    outs = tuple(make_view(wrap(d[(slice(None),) * pos + (i,)]), x, MULTI_OUTPUT, "Unbind")
                  for i in range(d.shape[pos]))
     if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
         record_node(Unbind, outs, (x,), (x, dim))
@@ -396,13 +603,14 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
 
 
 class Stack(BuiltinFunction):
-    """Join tensors along a new dim; each gradient is its slice."""
+    """Join same-shaped tensors along a new dim; each gradient is its slice."""
 
     node_name = "StackBackward0"
     saved_attrs = ("dim",)
 
     @staticmethod
-    def forward(tensors, dim=0):
+    def forward(*tensors_and_dim):
+        *tensors, dim = tensors_and_dim
         return namespace_of(tensors[0]).stack(tensors, dim)
 
     @staticmethod
@@ -411,26 +619,239 @@ class Stack(BuiltinFunction):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.unbind(ctx.dim)
+        return (*grad.unbind(ctx.dim), None)
 
 
-def stack(tensors, dim: int = 0) -> Tensor:
+def stack(tensors: list | tuple, dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dim ``dim``."""
-    tensors = list(tensors)
+    tensors = _tensor_list(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
-    shape = tensors[0]._data.shape
-    for i, ti in enumerate(tensors):
-        if ti._data.shape != shape:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{list(shape)} at entry 0 and {list(ti._data.shape)} at entry {i}")
+    arrays = [t._data for t in tensors]
+    shape = arrays[0].shape
     pos = _wrap_dim(dim, len(shape) + 1)
-    out = wrap(np.stack([ti._data for ti in tensors], axis=pos))
-    if STATE.grad_enabled and out._data.dtype.kind == "f" and any(
-            ti._requires_grad for ti in tensors):
+    for i, a in enumerate(arrays):
+        if a.shape != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(shape)} at entry 0 and {list(a.shape)} at entry {i}")
+    out = wrap(np.stack(arrays, axis=pos, dtype=_joined_dtype(arrays), casting="unsafe"))
+    if _recording(tensors, out):
         record_node(Stack, (out,), tuple(tensors), (*tensors, dim))
     return out
 
+
+class Cat(BuiltinFunction):
+    """Join tensors along an existing dim; each gradient is its slice of grad."""
+
+    node_name = "CatBackward0"
+    saved_attrs = ("dim",)
+    ctx_attrs = ("pos", "sizes")
+
+    @staticmethod
+    def forward(*tensors_and_dim):
+        *tensors, dim = tensors_and_dim
+        return namespace_of(tensors[0]).cat(tensors, dim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        out = output[0] if isinstance(output, tuple) else output
+        ndim = out.dim()
+        ctx.dim = inputs[-1]
+        ctx.pos = pos = inputs[-1] % ndim
+        # A 1-D empty tensor may join tensors of any rank (torch's legacy rule): it has no slice.
+        ctx.sizes = tuple(t.shape[pos] if t.dim() == ndim else None for t in inputs[:-1])
+
+    @staticmethod
+    def backward(ctx, grad):
+        sizes = ctx.sizes
+        pieces = grad.split_with_sizes([0 if s is None else s for s in sizes], ctx.pos)
+        needs = ctx.needs_input_grad
+        grads = [None if not needs[i] else piece if s is not None else grad.new_zeros((0,))
+                 for i, (piece, s) in enumerate(zip(pieces, sizes))]
+        return (*grads, None)
+
+
+def _legacy_empty(a: np.ndarray) -> bool:
+    return a.ndim == 1 and a.shape[0] == 0
+
+
+def cat(tensors: list | tuple, dim: int = 0, *, axis: int | None = None) -> Tensor:
+    """Join tensors along the existing dim ``dim``; all other sizes must match."""
+    if axis is not None:
+        dim = axis
+    tensors = _tensor_list(tensors, "cat")
+    if not tensors:
+        raise ValueError("ext.cat(): expected a non-empty list of Tensors")
+    arrays = [t._data for t in tensors]
+    ref = None
+    for i, a in enumerate(arrays):
+        if a.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
+        if ref is None and not _legacy_empty(a):
+            ref = a.shape
+    dt = _joined_dtype(arrays)
+    if ref is None:
+        out = wrap(np.zeros(0, dt))
+    else:
+        pos = _wrap_dim(dim, len(ref))
+        parts = []
+        for i, a in enumerate(arrays):
+            s = a.shape
+            if _legacy_empty(a):
+                continue
+            if len(s) != len(ref):
+                raise RuntimeError(f"Tensors must have same number of dimensions: got "
+                                   f"{len(ref)} and {len(s)}")
+            for k, n in enumerate(s):
+                if n != ref[k] and k != pos:
+                    raise RuntimeError(
+                        f"Sizes of tensors must match except in dimension {pos}. Expected size "
+                        f"{ref[k]} but got size {n} for tensor number {i} in the list.")
+            parts.append(a)
+        out = wrap(np.concatenate(parts, axis=pos, dtype=dt, casting="unsafe"))
+    if _recording(tensors, out):
+        record_node(Cat, (out,), tuple(tensors), (*tensors, dim))
+    return out
+
+
+def _split_lengths(size: int, split_size: int) -> list:
+    """The lengths of the pieces of ``split``: ``split_size`` each, the last one shorter."""
+    if split_size == 0:
+        return [size]
+    count = max(-(-size // split_size), 1)
+    return [split_size] * (count - 1) + [size - split_size * (count - 1)]
+
+
+def _pieces(x: Tensor, lengths, pos: int, op: str) -> tuple:
+    d = x._data
+    lead = (slice(None),) * pos
+    outs = []
+    start = 0
+    for n in lengths:
+        outs.append(make_view(wrap(d[lead + (slice(start, start + n),)]), x, MULTI_OUTPUT, op))
+        start += n
+    return tuple(outs)
+
+
+def _joined_grad(grads, sizes: tuple, pos: int, lengths) -> Tensor:
+    """The gradient of a split: the pieces' gradients joined back, zeros for unused pieces."""
+    ref = next(g for g in grads if g is not None)
+    parts = [ref.new_zeros(sizes[:pos] + (n,) + sizes[pos + 1:]) if g is None else g
+             for g, n in zip(grads, lengths)]
+    return namespace_of(ref).cat(parts, pos)
+
+
+class Split(BuiltinFunction):
+    """Cut into pieces of ``split_size`` along ``dim`` (views); the gradient joins them back."""
+
+    node_name = "SplitBackward0"
+    saved_attrs = ("dim", "self_sym_sizes", "split_size")
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, split_size, dim):
+        return x.split(split_size, dim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, ctx.split_size, ctx.dim = inputs
+        ctx.self_sym_sizes = tuple(x.shape)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        sizes = ctx.self_sym_sizes
+        pos = ctx.dim % len(sizes)
+        lengths = _split_lengths(sizes[pos], ctx.split_size)
+        return _joined_grad(grads, sizes, pos, lengths), None, None
+
+
+class SplitWithSizes(BuiltinFunction):
+    """Cut into pieces of the given sizes along ``dim`` (views); the gradient joins them back."""
+
+    node_name = "SplitWithSizesBackward0"
+    saved_attrs = ("dim", "self_sym_sizes", "split_sizes")
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, split_sizes, dim):
+        return x.split_with_sizes(split_sizes, dim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, ctx.split_sizes, ctx.dim = inputs
+        ctx.self_sym_sizes = tuple(x.shape)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        sizes = ctx.self_sym_sizes
+        pos = ctx.dim % len(sizes)
+        return _joined_grad(grads, sizes, pos, ctx.split_sizes), None, None
+
+
+def split(x: Tensor, split_size_or_sections: int | list | tuple, dim: int = 0) -> tuple:
+    """Views of ``x`` cut along ``dim``: pieces of one size (the last may be shorter), or of
+    the sizes in a list."""
+    size = split_size_or_sections
+    if isinstance(size, (list, tuple)):
+        return split_with_sizes(x, size, dim)
+    if not isinstance(size, int):
+        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of "
+                        f"ints, not {type(size).__name__}")
+    d = x._data
+    if d.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    if size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+    pos = _wrap_dim(dim, d.ndim)
+    n = d.shape[pos]
+    if size == 0 and n:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
+                           f"size of {n}")
+    outs = _pieces(x, _split_lengths(n, size), pos, "Split")
+    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
+        record_node(Split, outs, (x,), (x, size, dim))
+    return outs
+
+
+def split_with_sizes(x: Tensor, split_sizes: list | tuple, dim: int = 0) -> tuple:
+    """Views of ``x`` cut along ``dim`` into pieces of ``split_sizes`` (which sum to its size)."""
+    d = x._data
+    if d.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    sizes = tuple(map(operator.index, split_sizes))
+    pos = _wrap_dim(dim, d.ndim)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, "
+                           f"but got split_sizes={list(sizes)}")
+    if sum(sizes) != d.shape[pos]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
+                           f"{d.shape[pos]} (input tensor's size at dimension {dim}), but got "
+                           f"split_sizes={list(sizes)}")
+    outs = _pieces(x, sizes, pos, "SplitWithSizes")
+    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
+        record_node(SplitWithSizes, outs, (x,), (x, sizes, dim))
+    return outs
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """``chunks`` views of about equal size along ``dim`` (fewer when the dim is short)."""
+    d = x._data
+    if d.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = d.shape[_wrap_dim(dim, d.ndim)]
+    size = -(-n // chunks)
+    if size == 0:
+        # An empty dim still gives `chunks` pieces, which only split_with_sizes can say.
+        return split_with_sizes(x, [0] * chunks, dim)
+    return split(x, size, dim)
+
+
+def _split_method(self, split_size: int | list | tuple, dim: int = 0) -> tuple:
+    """Views of ``self`` cut along ``dim`` into pieces of ``split_size`` or of the listed sizes."""
+    return split(self, split_size, dim)
 
 def _sizes_method(fn):
     # x.view(2, 3) and x.view((2, 3)) both work, as in torch.
@@ -452,14 +873,20 @@ def _to_method(name: str):
 
 
 METHODS = {
-    "t": t, "transpose": transpose, "view": _sizes_method(view),
-    "reshape": _sizes_method(reshape), "expand": _sizes_method(expand), "unsqueeze": unsqueeze,
-    "squeeze": squeeze, "unbind": unbind, "clone": clone, "to": to,
+    "t": t, "transpose": transpose, "permute": _permute_method,
+    "T": property(_dims_reversed), "mT": property(matrix_transpose),
+    "view": _sizes_method(view), "view_as": view_as, "reshape": _sizes_method(reshape),
+    "reshape_as": reshape_as, "flatten": flatten, "expand": _sizes_method(expand),
+    "expand_as": expand_as, "unsqueeze": unsqueeze, "squeeze": squeeze, "clone": clone,
+    "contiguous": contiguous, "to": to, "unbind": unbind, "split": _split_method,
+    "split_with_sizes": split_with_sizes, "chunk": chunk,
     "float": _to_method("float32"), "double": _to_method("float64"),
     "half": _to_method("float16"), "long": _to_method("int64"), "int": _to_method("int32"),
     "bool": _to_method("bool"),
 }
 FUNCTIONS = {
-    "t": t, "transpose": transpose, "reshape": reshape, "unsqueeze": unsqueeze,
-    "squeeze": squeeze, "unbind": unbind, "stack": stack, "clone": clone,
+    "t": t, "transpose": transpose, "permute": permute, "reshape": reshape, "flatten": flatten,
+    "unsqueeze": unsqueeze, "squeeze": squeeze, "clone": clone, "unbind": unbind,
+    "stack": stack, "cat": cat, "concat": cat, "concatenate": cat, "split": split,
+    "split_with_sizes": split_with_sizes, "chunk": chunk,
 }

@@ -1,0 +1,503 @@
+"""In-place ops and views: version counters, rebasing history, and CopySlices.
+
+An in-place op runs its out-of-place op on an alias of the tensor's current value, writes the
+result into the tensor's storage, bumps the version counter shared with its views, and gives the
+tensor the op's node as its new grad_fn. When the tensor is a view, the *base* gets the new
+history instead, through a ``CopySlices`` node that applies the op's backward to the view's
+region of the base's gradient; the view's own grad_fn is then read back from the base
+(``AsStridedBackward0``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtype import FROM_NUMPY
+from .._state import STATE
+from .._tensor import Tensor, bump_version, version_counter, wrap
+from ..autograd.graph import Node, SavedTensor, gradient_edge, link, output_meta
+from ._builtin import BuiltinFunction, as_array, namespace_of, record
+
+__all__ = ["ViewInfo", "make_view", "apply_inplace", "refresh_view", "CopySlices",
+           "DEFAULT", "NO_GRAD_MODE", "MULTI_OUTPUT", "IN_CUSTOM_FUNCTION"]
+
+# How a view was made, which decides whether it may be modified in place (torch's CreationMeta).
+DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT, IN_CUSTOM_FUNCTION = range(4)
+
+
+class ViewInfo:
+    """What a view knows of its base: the base itself, how it was made, and the version of the
+    shared counter when its grad_fn was last correct."""
+
+    __slots__ = ("base", "creation", "version", "op")
+
+    def __init__(self, base: Tensor, creation: int, version: int, op: str) -> None:
+        self.base = base
+        self.creation = creation
+        self.version = version
+        self.op = op
+
+
+def make_view(out: Tensor, x: Tensor, creation: int = DEFAULT, op: str = "") -> Tensor:
+    """Mark ``out`` as a view of ``x`` (of x's base if x is a view itself): they share the
+    version counter, and ``out._base`` is the base."""
+    info = getattr(x, "_view", None)
+    base = x if info is None else info.base
+    vc = base._vc if base._vc is False else version_counter(base)
+    out._vc = vc
+    if creation == DEFAULT and not STATE.grad_enabled:
+        creation = NO_GRAD_MODE
+    out._view = ViewInfo(base, creation, 0 if vc is False else vc[0], op)
+    return out
+
+
+# ---------------------------------------------------------------------------------- checks
+_E23 = ("A view was created in no_grad mode and is being modified inplace with grad mode "
+        "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+        "clarify your code by moving both the view and the inplace either both inside the no_grad "
+        "block (if you don't want the inplace to be tracked) or both outside (if you want the "
+        "inplace to be tracked).")
+
+
+def check_inplace(t: Tensor) -> None:
+    """Raise torch's error when ``t`` may not be modified in place (before any work)."""
+    if t._vc is False and not STATE.inference:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                           "allowed.You can make a clone to get a normal tensor before doing "
+                           "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
+                           "details.")
+    if not STATE.grad_enabled:
+        return
+    info = getattr(t, "_view", None)
+    if info is None:
+        if t._grad_fn is None and t._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        return
+    base = info.base
+    if base._grad_fn is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    if not (base._requires_grad or t._requires_grad):
+        return
+    if info.creation == NO_GRAD_MODE:
+        raise RuntimeError(_E23)
+    if info.creation == MULTI_OUTPUT:
+        raise RuntimeError(
+            f"Output {t._output_nr} of {info.op} is a view and is being modified inplace. This "
+            "view is the output of a function that returns multiple views. Such functions do not "
+            "allow the output views to be modified inplace. You should replace the inplace "
+            "operation by an out-of-place one.")
+    if info.creation == IN_CUSTOM_FUNCTION:
+        raise RuntimeError(
+            f"Output {t._output_nr} of {info.op} is a view and is being modified inplace. This "
+            "view was created inside a custom Function (or because an input was returned as-is) "
+            "and the autograd logic to handle view+inplace would override the custom backward "
+            "associated with the custom Function, leading to incorrect gradients. This behavior "
+            "is forbidden. You can fix this by cloning the output of the custom Function.")
+
+
+# ---------------------------------------------------------------------------------- writing
+def _write(t: Tensor, result: Tensor) -> None:
+    """Copy ``result`` into t's storage, with torch's checks on shape and dtype."""
+    rd, td = result._data, t._data
+    if rd.shape != td.shape:
+        if np.broadcast_shapes(rd.shape, td.shape) != td.shape:
+            raise RuntimeError(f"output with shape {list(td.shape)} doesn't match the broadcast "
+                               f"shape {list(np.broadcast_shapes(rd.shape, td.shape))}")
+    rt, tt = FROM_NUMPY[rd.dtype], FROM_NUMPY[td.dtype]
+    if rt._category > tt._category:
+        raise RuntimeError(f"result type {rt._short} can't be cast to the desired output type "
+                           f"{tt._short}")
+    try:
+        np.copyto(td, rd, casting="unsafe")
+    except ValueError:
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.") from None
+
+
+def _alias(t: Tensor) -> Tensor:
+    """A new tensor object for t's current value and history, with a counter of its own."""
+    a = wrap(t._data)
+    a._grad_fn = t._grad_fn
+    a._output_nr = t._output_nr
+    a._requires_grad = t._requires_grad
+    ref = getattr(t, "_grad_acc", None)
+    if ref is not None:
+        a._grad_acc = ref
+    return a
+
+
+def _saves(node: Node, t: Tensor) -> bool:
+    saved = getattr(node, "_saved", None) or ()
+    return any(s is t or (isinstance(s, SavedTensor) and s._tensor is t) for s in saved)
+
+
+def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
+    """Modify ``t`` in place to ``op(t, *args, **kwargs)`` with torch's autograd semantics."""
+    check_inplace(t)
+    recording = STATE.grad_enabled and not STATE.inference and (
+        t._requires_grad or any(type(a) is Tensor and a._requires_grad for a in args))
+    if not recording:
+        prev = STATE.grad_enabled
+        STATE.grad_enabled = False
+        try:
+            result = op(t, *args, **kwargs)
+        finally:
+            STATE.grad_enabled = prev
+        _write(t, result)
+        if t._vc is not False:
+            bump_version(t)
+        return t
+    info = getattr(t, "_view", None)
+    if info is not None:
+        refresh_view(t)
+    old = _alias(t)
+    result = op(old, *args, **kwargs)
+    node = result._grad_fn
+    if node is not None and _saves(node, old):
+        # The op keeps the value from before the write (torch saves a clone of the original).
+        old._data = old._data.copy()
+    _write(t, result)
+    bump_version(t)
+    if node is None:
+        return t
+    if info is None:
+        _rebase(t, node)
+    else:
+        _copy_slices(t, info, node)
+    return t
+
+
+def _rebase(t: Tensor, node: Node) -> None:
+    """Make ``node`` the grad_fn of ``t`` (which the op's output was only standing in for)."""
+    prev = t._grad_fn
+    if prev is not None and prev._hooks is not None:
+        # retain_grad follows the tensor to its new history; tensor hooks stay where they were.
+        ref = prev._hooks.retains_grad.pop(t._output_nr, None)
+        if ref is not None:
+            node._node_hooks().retains_grad[0] = ref
+    t._grad_fn = node
+    t._output_nr = 0
+    t._requires_grad = True
+    node._out_meta = output_meta(t._data)
+    _point_saved_outputs(node, t)
+
+
+def _point_saved_outputs(node: Node, t: Tensor) -> None:
+    # A saved output of the op is the modified tensor itself, at its new version.
+    saved = getattr(node, "_saved", None) or ()
+    for s in saved:
+        if isinstance(s, SavedTensor) and s._is_output and s._tensor is not None:
+            s._tensor = t.detach()
+            s._version = t._vc[0]
+
+
+# ---------------------------------------------------------------------------------- views
+def _positions(view: Tensor, base: Tensor) -> np.ndarray:
+    """For each element of ``view``, the flat (row-major) index of that element in ``base``."""
+    bd, vd = base._data, view._data
+    marker = np.empty_like(bd, dtype=np.int64)
+    marker[...] = np.arange(bd.size).reshape(bd.shape)
+    item = bd.itemsize
+    offset = (vd.__array_interface__["data"][0] - bd.__array_interface__["data"][0]) // item
+    flat = marker.ravel(order="K")
+    return np.lib.stride_tricks.as_strided(
+        flat[offset:], shape=vd.shape, strides=tuple(s // item * 8 for s in vd.strides)).copy()
+
+
+class AsStrided(BuiltinFunction):
+    """The elements of a tensor at given flat positions (the region of a view in its base)."""
+
+    node_name = "AsStridedBackward0"
+    saved_attrs = ("size", "stride", "storage_offset")
+    ctx_attrs = ("positions", "self_sym_sizes")
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, positions):
+        return x.reshape(-1)[positions]
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.positions = inputs[1]
+        ctx.self_sym_sizes = tuple(inputs[0].shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        zeros = namespace_of(grad).zeros(ctx.self_sym_sizes, dtype=grad.dtype)
+        return as_strided_scatter(zeros, grad, ctx.positions), None
+
+
+def as_strided(x: Tensor, positions: np.ndarray) -> Tensor:
+    """The view-shaped tensor of x's elements at ``positions`` (flat indices)."""
+    out = wrap(as_array(np.take(x._data, positions)))
+    if x._requires_grad and STATE.grad_enabled:
+        record(AsStrided, out, (x,), (x, positions))
+    return out
+
+
+class AsStridedScatter(BuiltinFunction):
+    """A copy of ``x`` with ``src`` written at ``positions``."""
+
+    node_name = "AsStridedScatterBackward0"
+    ctx_attrs = ("positions",)
+    tensor_positions = (0, 1)
+
+    @staticmethod
+    def forward(x, src, positions):
+        out = x.clone()
+        out.reshape(-1)[positions] = src
+        return out
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.positions = inputs[2]
+
+    @staticmethod
+    def backward(ctx, grad):
+        gx = gsrc = None
+        if ctx.needs_input_grad[0]:
+            gx = as_strided_scatter(grad, namespace_of(grad).zeros(ctx.positions.shape,
+                                                                   dtype=grad.dtype),
+                                    ctx.positions)
+        if ctx.needs_input_grad[1]:
+            gsrc = as_strided(grad, ctx.positions)
+        return gx, gsrc, None
+
+
+def as_strided_scatter(x: Tensor, src: Tensor, positions: np.ndarray) -> Tensor:
+    """A copy of ``x`` with ``src`` (shaped like ``positions``) written at ``positions``."""
+    d = x._data.copy()
+    np.put(d, positions, src._data)
+    out = wrap(d)
+    if STATE.grad_enabled and (x._requires_grad or src._requires_grad):
+        record(AsStridedScatter, out, (x, src), (x, src, positions))
+    return out
+
+
+class CopySlices(Node):
+    """The node a base gets when one of its views is modified in place: the base's gradient
+    passes through unchanged outside the view's region and through the op's backward inside."""
+
+    __slots__ = ("_fn", "_positions", "_view_meta")
+
+    def name(self) -> str:
+        return "ext::autograd::CopySlices"
+
+    def _apply(self, grads: list) -> tuple:
+        grad = grads[0]
+        region = as_strided(grad, self._positions)
+        shape, dt = self._view_meta
+        if region._data.dtype != dt:
+            region = region.to(FROM_NUMPY[dt])
+        res = self._fn._apply([region])
+        inside = res[0]
+        if inside is None:
+            inside = namespace_of(grad).zeros(shape, dtype=grad.dtype)
+        elif inside._data.shape != shape:
+            from ..autograd.engine import sum_to
+
+            inside = sum_to(inside, shape)
+        return (as_strided_scatter(grad, inside.to(grad.dtype), self._positions), *res[1:])
+
+    def _release(self) -> None:
+        self._fn._release()
+
+
+def _copy_slices(t: Tensor, info: ViewInfo, node: Node) -> None:
+    base = info.base
+    positions = _positions(t, base)
+    cs = object.__new__(CopySlices)
+    cs._fn = node
+    cs._positions = positions
+    cs._view_meta = (t._data.shape, t._data.dtype)
+    base_edge = gradient_edge(base)
+    cs._next = (base_edge[0], *node._next[1:])
+    cs._nrs = (base_edge[1], *node._nrs[1:])
+    cs._seq = node._seq
+    cs._hooks = None
+    base._grad_fn = cs
+    base._output_nr = 0
+    base._requires_grad = True
+    cs._out_meta = output_meta(base._data)
+    _point_saved_outputs(node, t)
+    _regenerate(t, info)
+
+
+def _regenerate(t: Tensor, info: ViewInfo) -> None:
+    """Give view ``t`` a grad_fn that reads its region from its base's current history."""
+    base = info.base
+    info.version = base._vc[0]
+    if not base._requires_grad:
+        return
+    positions = _positions(t, base)
+    node = object.__new__(AsStrided._backward_cls)
+    node.needs_input_grad = (True, False)
+    node._saved = ()
+    node._versions = None
+    link((t,), node, (base,))
+    node.positions = positions
+    node.self_sym_sizes = tuple(base._data.shape)
+    node.size = tuple(t._data.shape)
+    node.stride = tuple(s // t._data.itemsize for s in t._data.strides)
+    item = base._data.itemsize
+    node.storage_offset = (t._data.__array_interface__["data"][0]
+                           - base._data.__array_interface__["data"][0]) // item
+
+
+def refresh_view(t: Tensor) -> None:
+    """Bring a view's grad_fn up to date after its base (or another view) changed in place."""
+    info = getattr(t, "_view", None)
+    if info is None or info.base._vc is False:
+        return
+    if info.version != info.base._vc[0]:
+        _regenerate(t, info)
+
+
+# ---------------------------------------------------------------------------------- fill, copy
+class Zero(BuiltinFunction):
+    """zero_(): the old value does not matter, so its gradient is zero."""
+
+    node_name = "ZeroBackward0"
+
+    @staticmethod
+    def forward(x):
+        return x.zero_()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return namespace_of(grad).zeros_like(grad)
+
+
+class FillScalar(Zero):
+    """fill_(number)."""
+
+    node_name = "FillBackward2"
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, value):
+        return x.fill_(value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return namespace_of(grad).zeros_like(grad), None
+
+
+class FillTensor(BuiltinFunction):
+    """fill_(0-d tensor): the value gets the sum of the gradient."""
+
+    node_name = "FillBackward3"
+
+    @staticmethod
+    def forward(x, value):
+        return x.fill_(value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (namespace_of(grad).zeros_like(grad) if ctx.needs_input_grad[0] else None,
+                grad.sum() if ctx.needs_input_grad[1] else None)
+
+
+class Copy(BuiltinFunction):
+    """copy_(src): the gradient goes to src (summed to its shape, in its dtype)."""
+
+    node_name = "CopyBackwards"
+    ctx_attrs = ("src_dtype",)
+
+    @staticmethod
+    def forward(x, src):
+        return x.copy_(src)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.src_dtype = inputs[1].dtype
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (namespace_of(grad).zeros_like(grad) if ctx.needs_input_grad[0] else None,
+                grad.to(ctx.src_dtype) if ctx.needs_input_grad[1] else None)
+
+
+Copy._backward_cls.name = lambda self: "ext::autograd::CopyBackwards"
+
+
+def _constant(op: type, x: Tensor, data: np.ndarray, edges: tuple, args: tuple) -> Tensor:
+    out = wrap(data)
+    if STATE.grad_enabled and data.dtype.kind == "f" and any(
+            e is not None and e._requires_grad for e in edges):
+        record(op, out, edges, args)
+    return out
+
+
+def _zeroed(x: Tensor) -> Tensor:
+    return _constant(Zero, x, np.zeros_like(x._data), (x,), (x,))
+
+
+def _filled(x: Tensor, value) -> Tensor:
+    if type(value) is Tensor:
+        if value._data.ndim:
+            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value._data.ndim} dimensions.")
+        data = np.full_like(x._data, value._data)
+        return _constant(FillTensor, x, data, (x, value), (x, value))
+    return _constant(FillScalar, x, np.full_like(x._data, value), (x,), (x, value))
+
+
+def _copied(x: Tensor, src: Tensor) -> Tensor:
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(src).__name__}")
+    try:
+        data = np.broadcast_to(src._data, x._data.shape).astype(x._data.dtype)
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({x._data.shape[-1] if x._data.ndim else 1}) "
+                           f"must match the size of tensor b ({src._data.shape[-1]}) at "
+                           "non-singleton dimension 0") from None
+    return _constant(Copy, x, data, (x, src), (x, src))
+
+
+# ---------------------------------------------------------------------------------- methods
+def _inplace_method(name: str, op):
+    def method(self, *args, **kwargs):
+        return apply_inplace(self, op, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"In-place ``{name[:-1]}``: modifies this tensor and returns it."
+    return method
+
+
+def _augmented(op):
+    def method(self, other):
+        if not isinstance(other, (Tensor, int, float, bool, np.generic)):
+            return NotImplemented
+        return apply_inplace(self, op, other)
+
+    method.__name__ = op.__name__
+    return method
+
+
+def methods() -> dict:
+    """The in-place Tensor methods, made from the out-of-place ops of ``ext.functions``."""
+    from . import pointwise as pw
+
+    table = {
+        "add_": pw.add, "sub_": pw.sub, "mul_": pw.mul, "div_": pw.div, "pow_": pw.pow,
+        "neg_": pw.neg, "abs_": pw.abs, "exp_": pw.exp, "log_": pw.log, "sin_": pw.sin,
+        "cos_": pw.cos, "tan_": pw.tan, "tanh_": pw.tanh, "sigmoid_": pw.sigmoid,
+        "relu_": pw.relu, "sqrt_": pw.sqrt, "clamp_": pw.clamp, "clamp_min_": pw.clamp_min,
+        "clamp_max_": pw.clamp_max, "clip_": pw.clamp, "floor_": pw.floor, "ceil_": pw.ceil,
+        "round_": pw.round, "sign_": pw.sign, "reciprocal_": pw.reciprocal,
+        "log1p_": pw.log1p, "expm1_": pw.expm1, "rsqrt_": pw.rsqrt,
+        "nan_to_num_": pw.nan_to_num, "zero_": _zeroed, "fill_": _filled, "copy_": _copied,
+    }
+    out = {name: _inplace_method(name, op) for name, op in table.items()}
+    out.update({
+        "__iadd__": _augmented(pw.add), "__isub__": _augmented(pw.sub),
+        "__imul__": _augmented(pw.mul), "__itruediv__": _augmented(pw.div),
+        "__ipow__": _augmented(pw.pow),
+    })
+    return out
+

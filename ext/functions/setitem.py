@@ -1,0 +1,132 @@
+"""Indexing writes: ``x[index] = value`` (and so ``x[index] += value``).
+
+A basic index (ints, slices, None, Ellipsis) writes through a view, so the base gets a
+``CopySlices`` node; an index with tensors, lists or masks writes with ``index_put_``
+(IndexPutBackward0), as in torch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._state import STATE
+from .._tensor import Tensor, wrap
+from ._builtin import BuiltinFunction, namespace_of, record
+from .indexing import getitem
+from .inplace import apply_inplace, as_strided, as_strided_scatter
+
+__all__ = ["setitem", "index_put"]
+
+
+def _is_advanced(index) -> bool:
+    """Whether ``index`` holds anything beyond ints, slices, None and Ellipsis."""
+    parts = index if isinstance(index, tuple) else (index,)
+    for p in parts:
+        if p is None or p is Ellipsis or isinstance(p, (int, slice, np.integer)) and \
+                not isinstance(p, bool):
+            continue
+        if type(p) is Tensor and p._data.ndim == 0 and p._data.dtype.kind in "iu":
+            continue
+        return True
+    return False
+
+
+def _positions(x: Tensor, index) -> np.ndarray:
+    """The flat (row-major) positions of x that ``x[index]`` reads, in the read's shape."""
+    prev = STATE.grad_enabled
+    STATE.grad_enabled = False
+    try:
+        return getitem(wrap(np.arange(x._data.size).reshape(x._data.shape)), index)._data
+    finally:
+        STATE.grad_enabled = prev
+
+
+class IndexPut(BuiltinFunction):
+    """``x.index_put(indices, values, accumulate)``: values' gradient is grad at the written
+    places; x's is grad with those places zeroed (unless accumulating)."""
+
+    node_name = "IndexPutBackward0"
+    saved_attrs = ("accumulate",)
+    ctx_attrs = ("positions", "indices")
+    tensor_positions = (0, 2)
+
+    @staticmethod
+    def forward(x, index, values, accumulate=False):
+        out = x.clone()
+        out[index] = values
+        return out
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, index, values, ctx.accumulate = inputs
+        ctx.positions = _positions(x, index)
+        ctx.indices = index
+
+    @staticmethod
+    def backward(ctx, grad):
+        gx = gv = None
+        if ctx.needs_input_grad[0]:
+            gx = grad if ctx.accumulate else as_strided_scatter(
+                grad, namespace_of(grad).zeros(ctx.positions.shape, dtype=grad.dtype),
+                ctx.positions)
+        if ctx.needs_input_grad[2]:
+            gv = as_strided(grad, ctx.positions)
+        return gx, None, gv, None
+
+
+def _saved_indices(node) -> tuple:
+    index = node.indices
+    parts = index if isinstance(index, tuple) else (index,)
+    return tuple(p if type(p) is Tensor else None for p in parts)
+
+
+IndexPut._backward_cls._saved_indices = property(_saved_indices)
+
+
+def index_put(x: Tensor, index, values, accumulate: bool = False) -> Tensor:
+    """A copy of ``x`` with ``values`` written (or added) at ``x[index]``."""
+    positions = _positions(x, index)
+    d = x._data.copy()
+    src = values._data if type(values) is Tensor else np.asarray(values)
+    try:
+        src = np.broadcast_to(src, positions.shape)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(src))} cannot "
+                           f"be broadcast to indexing result of shape "
+                           f"{list(positions.shape)}") from None
+    flat = d.reshape(-1)
+    if accumulate:
+        np.add.at(flat, positions.reshape(-1), src.reshape(-1))
+    else:
+        flat[positions.reshape(-1)] = src.reshape(-1)
+    out = wrap(flat.reshape(d.shape))
+    if STATE.grad_enabled and d.dtype.kind == "f" and (
+            x._requires_grad or (type(values) is Tensor and values._requires_grad)):
+        record(IndexPut, out, (x, values if type(values) is Tensor else None),
+               (x, index, values, accumulate))
+    return out
+
+
+def setitem(x: Tensor, index, value) -> None:
+    """``x[index] = value`` with torch's autograd semantics."""
+    if type(value) is not Tensor:
+        # torch writes a number as a 0-d tensor of x's dtype (so the node has an edge for it).
+        value = wrap(np.asarray(value, x._data.dtype))
+    if _is_advanced(index):
+        apply_inplace(x, index_put, index, value)
+        return
+    getitem(x, index).copy_(value)
+
+
+def _index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    """In-place ``index_put``: ``x[indices] = values`` (or ``+=`` with ``accumulate``)."""
+    return apply_inplace(x, index_put, tuple(indices), values, accumulate)
+
+
+def _index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    """``x`` with ``values`` written at ``indices`` (a copy)."""
+    return index_put(x, tuple(indices), values, accumulate)
+
+
+METHODS = {"__setitem__": setitem, "index_put_": _index_put_, "index_put": _index_put}
+FUNCTIONS = {"index_put": _index_put}

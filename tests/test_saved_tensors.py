@@ -1,0 +1,440 @@
+"""Saved tensors: version checks on unpack, saved-tensor hooks and their per-tensor variant.
+
+A node records each saved tensor's ``_version`` at save time and checks it whenever the value is
+unpacked (in backward or on a ``grad_fn._saved_*`` read). ``saved_tensors_hooks(pack, unpack)``
+packs once per saved tensor at save time and unpacks on every access (reference §1.6).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace"
+BACKWARD_TWICE = "Trying to backward through the graph a second time"
+UNPACK_NOT_TENSOR = (
+    "Output of saved tensor unpack_hook expected to be a Tensor but got result of type int"
+)
+
+
+def recording_hooks(log):
+    def pack(t):
+        log.append("pack")
+        return t
+
+    def unpack(t):
+        log.append("unpack")
+        return t
+
+    return pack, unpack
+
+
+def square(T):
+    class Square(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * a
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return 2 * a * g
+
+    return Square
+
+
+# -------------------- version checks when a saved tensor is unpacked
+
+
+def test_saved_non_leaf_modified_in_place_fails_naming_the_op_and_versions(T):  # E2
+    x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    z = y * y
+    y.add_(1)
+
+    with pytest.raises(RuntimeError) as info:
+        z.sum().backward()
+    message = str(info.value)
+    assert message.startswith(MODIFIED)
+    assert (
+        f"[{T.__name__}.FloatTensor [3]], which is output 0 of Add, "
+        "is at version 1; expected version 0 instead." in message
+    )
+    assert "Hint: enable anomaly detection" in message
+    assert x.grad is None
+
+
+def test_saved_output_modified_in_place_fails(T):  # E2a
+    x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x.exp()
+    y.add_(1)
+
+    with pytest.raises(RuntimeError, match=MODIFIED) as info:
+        y.sum().backward()
+    assert (
+        f"[{T.__name__}.FloatTensor [3]], which is output 0 of Exp, "
+        "is at version 1; expected version 0 instead." in str(info.value)
+    )
+
+
+def test_saved_output_modified_through_a_view_fails(T):  # E2a
+    x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x.sigmoid()
+    y[0:2].mul_(2)
+
+    with pytest.raises(RuntimeError, match=r"is at version 1; expected version 0 instead"):
+        y.sum().backward()
+
+
+def test_saved_leaf_of_a_custom_function_modified_under_no_grad_fails(T):  # E2b
+    x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = square(T).apply(x)
+    with T.no_grad():
+        x.add_(1)
+
+    with pytest.raises(RuntimeError, match=MODIFIED) as info:
+        y.sum().backward()
+    message = str(info.value)
+    assert f"[{T.__name__}.FloatTensor [3]] is at version 1; expected version 0 instead." in message
+    assert "which is output" not in message
+    assert x.grad is None
+
+
+def test_saved_leaf_of_a_builtin_op_modified_under_no_grad_fails(T):  # E2b
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    with T.no_grad():
+        x.mul_(2)
+        x.mul_(2)
+
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    message = str(info.value)
+    assert f"[{T.__name__}.FloatTensor [2]] is at version 2; expected version 0 instead." in message
+    assert "which is output" not in message
+
+
+def test_reading_a_modified_saved_tensor_fails_too(T):  # E2
+    x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    z = y * y
+    y.add_(1)
+
+    with pytest.raises(RuntimeError, match=r"is at version 1; expected version 0 instead"):
+        z.grad_fn._saved_self
+
+
+def test_modifying_a_detached_alias_is_detected(T):  # E2
+    x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    z = y * y
+    y.detach().add_(1)
+
+    with pytest.raises(RuntimeError, match="which is output 0 of Mul, is at version 1"):
+        z.sum().backward()
+
+
+def test_modifying_through_data_is_not_detected_and_gives_the_new_values(T):
+    x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    z = y * y
+    y.data.add_(1)
+
+    z.sum().backward()
+    # d/dx (2x)^2 = 2 * y * 2, computed from the modified y = 2x + 1
+    assert x.grad.tolist() == [12.0, 20.0, 28.0]
+
+
+def test_in_place_on_a_tensor_that_was_not_saved_is_fine(T):
+    x = T.tensor([1.0], requires_grad=True)
+    y = x + 2  # add saves nothing
+    with T.no_grad():
+        x.add_(1)
+    y.backward()
+    assert x.grad.tolist() == [1.0]
+
+
+def test_increment_version_bumps_by_hand_and_breaks_a_later_backward(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = y * y
+    T.autograd.graph.increment_version(y)
+
+    assert y._version == 1
+    assert y.tolist() == [2.0, 4.0]
+    with pytest.raises(RuntimeError, match=r"is at version 1; expected version 0 instead"):
+        z.sum().backward()
+
+
+def test_increment_version_accepts_an_iterable(T):
+    a = T.ones(2)
+    b = T.ones(3)
+    T.autograd.graph.increment_version([a, b, a])
+
+    assert (a._version, b._version) == (2, 1)
+
+
+# -------------------- reading saved tensors after backward
+
+
+def test_reading_saved_tensors_after_backward_fails(T):  # E1
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    y.sum().backward()
+
+    for name in ("_saved_self", "_saved_other"):
+        with pytest.raises(RuntimeError, match=BACKWARD_TWICE):
+            getattr(y.grad_fn, name)
+
+
+def test_reading_a_saved_result_after_backward_with_retain_graph_works(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    y.sum().backward(retain_graph=True)
+
+    np.testing.assert_allclose(y.grad_fn._saved_result.detach().numpy(), np.exp([1.0, 2.0]))
+
+
+# -------------------- saved_tensors_hooks
+
+
+def test_pack_runs_once_per_saved_tensor_at_save_time(T):
+    log = []
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    with T.autograd.graph.saved_tensors_hooks(*recording_hooks(log)):
+        y = x * x
+        assert log == ["pack", "pack"]
+        log.clear()
+        x.exp()
+        assert log == ["pack"]
+    assert type(y.grad_fn).__name__ == "MulBackward0"
+
+
+def test_unpack_runs_on_every_access_and_in_backward(T):
+    log = []
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    with T.autograd.graph.saved_tensors_hooks(*recording_hooks(log)):
+        y = x * x
+    log.clear()
+
+    y.grad_fn._saved_self
+    y.grad_fn._saved_other
+    y.grad_fn._saved_self
+    assert log == ["unpack"] * 3
+
+    log.clear()
+    y.sum().backward()
+    assert log == ["unpack", "unpack"]
+    assert x.grad.tolist() == [2.0, 4.0]
+
+
+def test_pack_receives_the_input_itself(T):
+    seen = []
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    with T.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t is x) or t, lambda t: t):
+        x * x
+    assert seen == [True, True]
+
+
+def test_ops_that_save_nothing_do_not_pack(T):
+    log = []
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    with T.autograd.graph.saved_tensors_hooks(*recording_hooks(log)):
+        x + 1
+        x * 3  # multiplying by a number saves no tensor
+        T.ones(2) * T.ones(2)  # nothing requires grad
+        with T.no_grad():
+            x * x
+    assert log == []
+
+
+def test_pack_may_return_any_object_that_unpack_turns_back_into_a_tensor(T):
+    storage = []
+
+    def pack(t):
+        storage.append(t.detach().clone())
+        return len(storage) - 1
+
+    def unpack(index):
+        return storage[index]
+
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    with T.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = x.exp()
+    y.sum().backward()
+
+    assert len(storage) == 1
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0]), rtol=1e-6)
+
+
+def test_backward_uses_what_unpack_returns(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t * 10):
+        y = x * T.tensor([3.0, 4.0])
+    y.sum().backward()
+
+    assert x.grad.tolist() == [30.0, 40.0]
+
+
+def test_a_packed_copy_hides_a_later_in_place_change(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    with T.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
+        y = x * 2
+        z = y * y
+    y.add_(1)
+    z.sum().backward()
+
+    # the packed copy of y = [2, 4] is used: d/dx (2x)^2 = 2 * y * 2
+    assert x.grad.tolist() == [8.0, 16.0]
+
+
+def test_hooks_are_bound_at_save_time_not_at_backward_time(T):
+    log = []
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    with T.autograd.graph.saved_tensors_hooks(*recording_hooks(log)):
+        y.sum().backward()
+    assert log == []
+
+    with T.autograd.graph.saved_tensors_hooks(*recording_hooks(log)):
+        y2 = x.exp()
+    log.clear()
+    y2.sum().backward()
+    assert log == ["unpack"]
+
+
+def test_custom_function_save_for_backward_goes_through_the_hooks(T):
+    log = []
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    with T.autograd.graph.saved_tensors_hooks(*recording_hooks(log)):
+        y = square(T).apply(x)
+    assert log == ["pack"]
+
+    y.sum().backward()
+    assert log == ["pack", "unpack"]
+    assert x.grad.tolist() == [2.0, 4.0]
+
+
+def test_unpack_returning_a_non_tensor_is_a_type_error(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: 3):
+        y = x.exp()
+    with pytest.raises(TypeError, match=UNPACK_NOT_TENSOR):
+        y.sum().backward()
+
+
+def test_pack_hook_modifying_its_input_in_place_fails(T):  # E-pack
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    with T.autograd.graph.saved_tensors_hooks(lambda t: t.add_(1), lambda t: t):
+        with pytest.raises(
+            RuntimeError, match="A saved tensor pack hook is modifying its input in place"
+        ):
+            y.exp()
+
+
+def test_nested_hooks_the_innermost_pair_applies(T):
+    log = []
+
+    def hooks(tag):
+        return (
+            lambda t: log.append("pack " + tag) or t,
+            lambda t: log.append("unpack " + tag) or t,
+        )
+
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    with T.autograd.graph.saved_tensors_hooks(*hooks("outer")):
+        with T.autograd.graph.saved_tensors_hooks(*hooks("inner")):
+            inner = x.exp()
+        outer = x.sin()
+    assert log == ["pack inner", "pack outer"]
+
+    log.clear()
+    inner.sum().backward()
+    outer.sum().backward()
+    assert log == ["unpack inner", "unpack outer"]
+    assert x.grad.tolist() == pytest.approx([math.exp(v) + math.cos(v) for v in (1.0, 2.0)])
+
+
+def test_hooks_stop_applying_after_the_context_exits(T):
+    log = []
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    with T.autograd.graph.saved_tensors_hooks(*recording_hooks(log)):
+        pass
+    y = x * x
+    y.sum().backward()
+    assert log == []
+
+
+# -------------------- disable_saved_tensors_hooks
+
+
+def test_disable_saved_tensors_hooks_refuses_hooks_with_the_given_message(T):
+    message = "saved tensor hooks are off here (custom message 42)"
+    with T.autograd.graph.disable_saved_tensors_hooks(message):
+        with pytest.raises(RuntimeError) as info:
+            with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                pass
+    assert str(info.value) == message
+
+
+def test_disabling_while_hooks_are_active_raises_the_message(T):
+    message = "no hooks may be active when disabling"
+    with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        with pytest.raises(RuntimeError) as info:
+            with T.autograd.graph.disable_saved_tensors_hooks(message):
+                pass
+    assert str(info.value) == message
+
+
+def test_ops_still_work_while_hooks_are_disabled_and_hooks_return_afterwards(T):
+    log = []
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    with T.autograd.graph.disable_saved_tensors_hooks("disabled"):
+        y = x * x
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0]
+
+    with T.autograd.graph.saved_tensors_hooks(*recording_hooks(log)):
+        x.exp()
+    assert log == ["pack"]
+
+
+# -------------------- per-tensor hooks: grad_fn._raw_saved_<name>.register_hooks
+
+
+def test_raw_saved_tensor_hooks_pack_at_registration_and_unpack_on_access(T):
+    log = []
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    raw = y.grad_fn._raw_saved_self
+    assert type(raw).__name__ == "SavedTensor"
+
+    raw.register_hooks(*recording_hooks(log))
+    assert log == ["pack"]
+
+    y.grad_fn._saved_self
+    assert log == ["pack", "unpack"]
+
+    y.sum().backward()
+    assert log == ["pack", "unpack", "unpack"]  # only self is hooked, not other
+    assert x.grad.tolist() == [2.0, 4.0]
+
+
+def test_raw_saved_tensor_hooks_can_be_set_only_once(T):
+    y = T.tensor([1.0, 2.0], requires_grad=True).exp()
+    raw = y.grad_fn._raw_saved_result
+    raw.register_hooks(lambda t: t, lambda t: t)
+    with pytest.raises(RuntimeError, match="whose hooks have already been set"):
+        raw.register_hooks(lambda t: t, lambda t: t)
+
+
+def test_raw_saved_tensor_hooks_after_backward_fail(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="Calling register_hooks on a saved tensor after it has"):
+        y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
