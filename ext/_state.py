@@ -19,6 +19,14 @@ class _State(threading.local):
     saved_hooks_disabled = None
     anomaly = False
     anomaly_check_nan = True
+    # True while any of inference mode, anomaly mode or saved-tensor hooks is on: recording an
+    # op then reads one flag instead of three.
+    special = False
+
+
+def refresh_special() -> None:
+    """Recompute ``STATE.special`` after a change of inference, anomaly or saved-hook state."""
+    STATE.special = STATE.inference or STATE.anomaly or STATE.saved_hooks is not None
 
 
 STATE = _State()

@@ -11,7 +11,7 @@ import itertools
 import weakref
 from typing import Any
 
-from .._state import STATE
+from .._state import STATE, refresh_special
 from .._tensor import Tensor, bump_version, legacy_type_name, refresh_view
 from ..utils.hooks import RemovableHandle, add_hook, hook_dict
 
@@ -319,10 +319,12 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
             raise RuntimeError(STATE.saved_hooks_disabled)
         self._prev = STATE.saved_hooks
         STATE.saved_hooks = (self.pack_hook, self.unpack_hook)
+        refresh_special()
         return self
 
     def __exit__(self, *exc) -> None:
         STATE.saved_hooks = self._prev
+        refresh_special()
 
 
 class disable_saved_tensors_hooks:  # noqa: N801 - torch's name
@@ -428,7 +430,7 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
             node._nrs = tuple(nrs)
     node._seq = next(_sequence)
     node._hooks = None
-    if STATE.anomaly:
+    if STATE.special and STATE.anomaly:
         from .anomaly_mode import record_forward_stack
 
         record_forward_stack(node)

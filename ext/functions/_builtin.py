@@ -55,7 +55,7 @@ class BuiltinNode(Node, FunctionCtx):
 
     def save_for_backward(self, *values) -> None:
         """Save inputs, outputs or numbers for backward, with the versions of the tensors."""
-        if STATE.saved_hooks is not None:
+        if STATE.special and STATE.saved_hooks is not None:
             self._saved = tuple(save(v, v._grad_fn is self) if type(v) is Tensor else v
                                 for v in values)
             self._versions = None
@@ -213,7 +213,7 @@ class BuiltinFunction(Function):
 def record(op: type, out: Tensor, inputs: tuple, args: tuple) -> None:
     """Attach a node of ``op`` to ``out``: link it to the edges of ``inputs`` (one Tensor or
     None per edge) and let ``op.setup_context`` save what backward needs."""
-    if STATE.inference:
+    if STATE.special and STATE.inference:
         # enable_grad inside inference_mode turns grad mode on but records nothing.
         return
     node = _new(op._backward_cls)

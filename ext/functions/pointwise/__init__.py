@@ -1,0 +1,125 @@
+"""Elementwise ops: arithmetic with tensors and numbers, the one-input math functions, the ops
+that pick between values, and comparisons.
+
+Each class is one op overload with torch's node name; the function next to it is the fast path
+the Tensor methods call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._tensor import Tensor
+from .arithmetic import add, div, mul, pow, rdiv, reciprocal, rpow, rsub, sub
+from .logical import (
+    allclose,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    eq,
+    equal,
+    ge,
+    gt,
+    isclose,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    lt,
+    nan_to_num,
+    ne,
+)
+from .selection import _where_method, clamp, clamp_max, clamp_min, maximum, minimum, where
+from .unary import (
+    abs,
+    ceil,
+    cos,
+    exp,
+    expm1,
+    floor,
+    log,
+    log1p,
+    neg,
+    relu,
+    round,
+    rsqrt,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    tan,
+    tanh,
+)
+
+def _operator(fn):
+    # Operators return NotImplemented for operands they do not know, so that Python tries the
+    # reflected operator or raises its own TypeError.
+    def op(self, other):
+        if type(other) in _OPERANDS or isinstance(other, (Tensor, int, float, np.generic)):
+            return fn(self, other)
+        return NotImplemented
+
+    op.__name__ = fn.__name__
+    op.__doc__ = fn.__doc__
+    return op
+
+
+def _reflected(fn):
+    def op(self, other):
+        if type(other) in _OPERANDS or isinstance(other, (int, float, np.generic)):
+            return fn(self, other)
+        return NotImplemented
+
+    op.__name__ = fn.__name__
+    op.__doc__ = fn.__doc__
+    return op
+
+
+_OPERANDS = frozenset({Tensor, float, int, bool})
+
+METHODS = {
+    "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg,
+    "multiply": mul, "divide": div, "true_divide": div, "subtract": sub, "negative": neg,
+    "__add__": _operator(add), "__radd__": _reflected(add),
+    "__sub__": _operator(sub), "__rsub__": _reflected(rsub),
+    "__mul__": _operator(mul), "__rmul__": _reflected(mul),
+    "__truediv__": _operator(div), "__rtruediv__": _reflected(rdiv),
+    "__pow__": _operator(pow), "__rpow__": _reflected(rpow),
+    "__neg__": neg, "__abs__": abs,
+    "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
+    "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+    "abs": abs, "exp": exp, "log": log, "sin": sin, "cos": cos, "tanh": tanh,
+    "sigmoid": sigmoid, "relu": relu, "sqrt": sqrt, "sign": sign, "reciprocal": reciprocal,
+    "log1p": log1p, "expm1": expm1, "tan": tan, "rsqrt": rsqrt, "round": round,
+    "floor": floor, "ceil": ceil, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min,
+    "clamp_max": clamp_max, "maximum": maximum, "minimum": minimum,
+    "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
+    "logical_not": logical_not, "bitwise_and": bitwise_and, "bitwise_or": bitwise_or,
+    "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
+    "__and__": bitwise_and, "__or__": bitwise_or, "__xor__": bitwise_xor,
+    "__rand__": bitwise_and, "__ror__": bitwise_or, "__rxor__": bitwise_xor,
+    "__invert__": bitwise_not,
+    "nan_to_num": nan_to_num, "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
+    "equal": equal, "allclose": allclose, "isclose": isclose, "where": _where_method,
+}
+FUNCTIONS = {
+    "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "abs": abs,
+    "exp": exp, "log": log, "sin": sin, "cos": cos, "tanh": tanh, "sigmoid": sigmoid,
+    "relu": relu, "sqrt": sqrt, "sign": sign, "reciprocal": reciprocal, "where": where,
+    "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "multiply": mul,
+    "divide": div, "subtract": sub, "negative": neg, "true_divide": div, "rsub": rsub,
+    "log1p": log1p, "expm1": expm1, "tan": tan, "rsqrt": rsqrt, "round": round,
+    "floor": floor, "ceil": ceil, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min,
+    "clamp_max": clamp_max, "maximum": maximum, "minimum": minimum,
+    "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
+    "logical_not": logical_not, "bitwise_and": bitwise_and, "bitwise_or": bitwise_or,
+    "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
+    "nan_to_num": nan_to_num, "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
+    "equal": equal, "allclose": allclose, "isclose": isclose,
+}
+

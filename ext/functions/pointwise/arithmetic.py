@@ -1,0 +1,349 @@
+"""Arithmetic: + - * / ** with tensors and numbers, reflected forms and reciprocal."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ... import _dtype
+from ..._tensor import Tensor, wrap
+from .._builtin import BuiltinFunction, as_array, record
+from ._common import apply, edge, operands, recording, unary
+from .logical import logical_and
+from .selection import where
+
+
+# ---------------------------------------------------------------------------------- add / sub
+class Add(BuiltinFunction):
+    """a + alpha * b: the gradient passes through (scaled by alpha for b)."""
+
+    node_name = "AddBackward0"
+    saved_attrs = ("alpha",)
+    tensor_positions = (0, 1)
+
+    @staticmethod
+    def forward(a, b, alpha=1):
+        return a.add(b, alpha=alpha)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.alpha = inputs[2]
+
+    @staticmethod
+    def backward(ctx, grad):
+        gb = None
+        if ctx.needs_input_grad[1]:
+            gb = grad if ctx.alpha == 1 else grad * ctx.alpha
+        return grad if ctx.needs_input_grad[0] else None, gb, None
+
+
+def add(a, b, *, alpha=1) -> Tensor:
+    """a + alpha * b, with broadcasting and type promotion."""
+    ad, bd = operands(a, b, "add")
+    out = wrap(apply(np.add, ad, bd if alpha == 1 else bd * alpha))
+    if recording(a, b):
+        record(Add, out, (a, edge(b)), (a, b, alpha))
+    return out
+
+
+class Sub(BuiltinFunction):
+    """a - alpha * b."""
+
+    node_name = "SubBackward0"
+    saved_attrs = ("alpha",)
+    tensor_positions = (0, 1)
+
+    @staticmethod
+    def forward(a, b, alpha=1):
+        return a.sub(b, alpha=alpha)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.alpha = inputs[2]
+
+    @staticmethod
+    def backward(ctx, grad):
+        gb = None
+        if ctx.needs_input_grad[1]:
+            gb = -grad if ctx.alpha == 1 else grad * -ctx.alpha
+        return grad if ctx.needs_input_grad[0] else None, gb, None
+
+
+def sub(a, b, *, alpha=1) -> Tensor:
+    """a - alpha * b."""
+    if type(a) is Tensor and a._data.dtype == np.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    ad, bd = operands(a, b, "sub")
+    out = wrap(apply(np.subtract, ad, bd if alpha == 1 else bd * alpha))
+    if recording(a, b):
+        record(Sub, out, (a, edge(b)), (a, b, alpha))
+    return out
+
+
+class Rsub(BuiltinFunction):
+    """number - alpha * x (``2 - x``): the number is not an input of the node."""
+
+    node_name = "RsubBackward1"
+    saved_attrs = ("alpha",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, other, alpha=1):
+        return other - alpha * x
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.alpha = inputs[2]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (-grad if ctx.alpha == 1 else grad * -ctx.alpha), None, None
+
+
+def rsub(x: Tensor, other, alpha=1) -> Tensor:
+    """other - alpha * x."""
+    if type(other) is Tensor:
+        return sub(other, x, alpha=alpha)
+    xd, od = operands(x, other, "rsub")
+    out = wrap(as_array(od - (xd if alpha == 1 else xd * alpha)))
+    if recording(x, None):
+        record(Rsub, out, (x,), (x, other, alpha))
+    return out
+
+
+# ---------------------------------------------------------------------------------- mul / div
+class Mul(BuiltinFunction):
+    """a * b: each gradient is the other operand times grad."""
+
+    node_name = "MulBackward0"
+    saved_fields = ("self", "other")
+    tensor_positions = (0, 1)
+
+    @staticmethod
+    def forward(a, b):
+        return a * b
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        a, b = inputs
+        # Each operand is needed only for the other's gradient.
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+                              b if ctx.needs_input_grad[0] else None)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return (grad * b if ctx.needs_input_grad[0] else None,
+                grad * a if ctx.needs_input_grad[1] else None)
+
+
+def mul(a, b) -> Tensor:
+    """a * b, with broadcasting and type promotion."""
+    ad, bd = operands(a, b, "mul")
+    out = wrap(apply(np.multiply, ad, bd))
+    if recording(a, b):
+        record(Mul, out, (a, edge(b)), (a, b))
+    return out
+
+
+class Div(BuiltinFunction):
+    """a / b: d/da = 1/b, d/db = -a/b²."""
+
+    node_name = "DivBackward0"
+    saved_fields = ("self", "other")
+    tensor_positions = (0, 1)
+
+    @staticmethod
+    def forward(a, b):
+        return a / b
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        a, b = inputs
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return (grad / b if ctx.needs_input_grad[0] else None,
+                -grad * a / (b * b) if ctx.needs_input_grad[1] else None)
+
+
+def div(a, b) -> Tensor:
+    """True division a / b; integers divide into the default float dtype."""
+    ad, bd = operands(a, b, "div")
+    if ad.dtype.kind != "f":
+        ad = ad.astype(_dtype.get_default_dtype()._np)
+        if type(bd) is np.ndarray:
+            bd = bd.astype(ad.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = wrap(apply(np.true_divide, ad, bd))
+    if recording(a, b):
+        record(Div, out, (a, edge(b)), (a, b))
+    return out
+
+
+class Reciprocal(BuiltinFunction):
+    """1 / x: d/dx = -1/x² = -result²."""
+
+    node_name = "ReciprocalBackward0"
+    saved_fields = ("result",)
+
+    @staticmethod
+    def forward(x):
+        return x.reciprocal()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return -grad * y * y
+
+
+def reciprocal(x: Tensor) -> Tensor:
+    """1 / x."""
+    return unary(Reciprocal, x, _reciprocal_kernel, to_float=True)
+
+
+def _reciprocal_kernel(d):
+    with np.errstate(divide="ignore"):
+        return np.reciprocal(d)
+
+
+def rdiv(x: Tensor, other) -> Tensor:
+    """other / x; for a number, torch computes reciprocal(x) * other."""
+    if type(other) is Tensor:
+        return div(other, x)
+    return mul(reciprocal(x), other)
+
+
+# ---------------------------------------------------------------------------------- pow
+class PowTensorScalar(BuiltinFunction):
+    """x ** e for a number e: d/dx = e * x^(e-1)."""
+
+    node_name = "PowBackward0"
+    saved_fields = ("self",)
+    saved_attrs = ("exponent",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, exponent):
+        return x**exponent
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.exponent = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        e = ctx.exponent
+        if e == 0:
+            return grad * 0, None
+        return grad * (e * x ** (e - 1)), None
+
+
+class PowTensorTensor(BuiltinFunction):
+    """x ** y: d/dx = y * x^(y-1), d/dy = x^y * log(x) (0 where x = 0 and y >= 0)."""
+
+    node_name = "PowBackward1"
+    saved_fields = ("self", "exponent", "result")
+
+    @staticmethod
+    def forward(x, y):
+        return x**y
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0], inputs[1], output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y, result = ctx.saved_tensors
+        gx = gy = None
+        if ctx.needs_input_grad[0]:
+            # A zero exponent has zero gradient, even at x = 0 where y * x^(y-1) is 0 * inf.
+            gx = where(y == 0, 0.0, grad * (y * x ** (y - 1)))
+        if ctx.needs_input_grad[1]:
+            gy = _masked_log_term(grad * result, x, y)
+        return gx, gy
+
+
+class PowScalarTensor(BuiltinFunction):
+    """c ** y for a number c: d/dy = c^y * log(c)."""
+
+    node_name = "PowBackward2"
+    saved_fields = ("exponent", "result")
+    saved_attrs = ("self",)
+    tensor_positions = (1,)
+
+    @staticmethod
+    def forward(base, y):
+        return base**y
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.self = inputs[0]
+        ctx.save_for_backward(inputs[1], output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        y, result = ctx.saved_tensors
+        base = ctx.self
+        if base == 0:
+            return None, where(y >= 0, grad * 0, grad * result * -math.inf)
+        return None, grad * result * math.log(base)
+
+
+def _masked_log_term(scaled: Tensor, x: Tensor, y: Tensor) -> Tensor:
+    # x^y * log(x) is 0, not nan, where x = 0 and y >= 0 (the limit torch uses).
+    term = scaled * x.log()
+    if not (x == 0).any():
+        return term
+    return where(logical_and(x == 0, y >= 0), 0.0, term)
+
+
+def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
+    """x ** exponent for a tensor or number exponent."""
+    if type(x) is not Tensor:
+        return rpow(exponent, x)
+    if type(exponent) is Tensor:
+        xd, ed = operands(x, exponent, "pow")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if xd.dtype.kind in "iu" and (ed < 0).any():
+                # Integer powers truncate toward zero: 2 ** -1 is 0, (-1) ** -1 is -1.
+                out = wrap(as_array(np.trunc(apply(np.power, xd.astype(np.float64), ed))
+                                    .astype(xd.dtype)))
+            else:
+                out = wrap(apply(np.power, xd, ed))
+        if recording(x, exponent):
+            record(PowTensorTensor, out, (x, exponent), (x, exponent))
+        return out
+    xd, e = operands(x, exponent, "pow")
+    if xd.dtype.kind in "iu" and isinstance(e, int) and e < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = wrap(as_array(np.power(xd, e)))
+    if recording(x, None):
+        record(PowTensorScalar, out, (x,), (x, exponent))
+    return out
+
+
+def rpow(x: Tensor, base) -> Tensor:
+    """base ** x for a number base."""
+    if type(base) is Tensor:
+        return pow(base, x)
+    xd, b = operands(x, base, "pow")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = wrap(as_array(np.power(b, xd)))
+    if recording(x, None):
+        record(PowScalarTensor, out, (x,), (base, x))
+    return out
+
+

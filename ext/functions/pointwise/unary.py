@@ -1,0 +1,381 @@
+"""One-input math functions: exp, log, the trigonometric and activation functions, rounding."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._tensor import Tensor, wrap
+from .._builtin import as_array, namespace_of, record
+from ._common import (
+    SavesInput,
+    SavesResult,
+    UnaryFunction,
+    not_for,
+    quiet,
+    recording,
+    unary,
+)
+
+
+class Neg(UnaryFunction):
+    """-x."""
+
+    node_name = "NegBackward0"
+    method = "neg"
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+def neg(x: Tensor) -> Tensor:
+    """-x."""
+    if type(x) is Tensor and x._data.dtype == np.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return unary(Neg, x, np.negative)
+
+
+class Abs(SavesInput):
+    """|x|: d/dx = sign(x)."""
+
+    node_name = "AbsBackward0"
+    method = "abs"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * x.sign()
+
+
+def abs(x: Tensor) -> Tensor:  # noqa: A001 - torch's name
+    """|x|."""
+    return unary(Abs, x, np.abs)
+
+
+class Sign(UnaryFunction):
+    """sign(x): piecewise constant, so its gradient is zero."""
+
+    node_name = "SignBackward0"
+    method = "sign"
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @staticmethod
+    def backward(ctx, grad):
+        return namespace_of(grad).zeros_like(grad)
+
+
+def sign(x: Tensor) -> Tensor:
+    """-1, 0 or 1 by the sign of each element."""
+    return unary(Sign, x, np.copy if x._data.dtype == np.bool_ else np.sign)
+
+
+class Exp(SavesResult):
+    """e^x: d/dx = e^x, the result."""
+
+    node_name = "ExpBackward0"
+    method = "exp"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * y
+
+
+def exp(x: Tensor) -> Tensor:
+    """e^x."""
+    return unary(Exp, x, np.exp, to_float=True)
+
+
+class Log(SavesInput):
+    """log x: d/dx = 1/x."""
+
+    node_name = "LogBackward0"
+    method = "log"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad / x
+
+
+def _log_kernel(d):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(d)
+
+
+def log(x: Tensor) -> Tensor:
+    """Natural logarithm."""
+    return unary(Log, x, _log_kernel, to_float=True)
+
+
+class Sin(SavesInput):
+    """sin x: d/dx = cos x."""
+
+    node_name = "SinBackward0"
+    method = "sin"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * x.cos()
+
+
+def sin(x: Tensor) -> Tensor:
+    """Sine."""
+    return unary(Sin, x, np.sin, to_float=True)
+
+
+class Cos(SavesInput):
+    """cos x: d/dx = -sin x."""
+
+    node_name = "CosBackward0"
+    method = "cos"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * -x.sin()
+
+
+def cos(x: Tensor) -> Tensor:
+    """Cosine."""
+    return unary(Cos, x, np.cos, to_float=True)
+
+
+class Tanh(SavesResult):
+    """tanh x: d/dx = 1 - tanh² x."""
+
+    node_name = "TanhBackward0"
+    method = "tanh"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * (1 - y * y)
+
+
+def tanh(x: Tensor) -> Tensor:
+    """Hyperbolic tangent."""
+    return unary(Tanh, x, np.tanh, to_float=True)
+
+
+class Sigmoid(SavesResult):
+    """σ(x) = 1 / (1 + e^-x): d/dx = σ(x)(1 - σ(x))."""
+
+    node_name = "SigmoidBackward0"
+    method = "sigmoid"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * ((1 - y) * y)
+
+
+def _sigmoid_kernel(d):
+    # Split by sign so that exp never overflows.
+    out = np.empty_like(d)
+    pos = d >= 0
+    e = np.exp(-np.abs(d))
+    np.divide(1, 1 + e, out=out, where=pos)
+    np.divide(e, 1 + e, out=out, where=~pos)
+    return out
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    """The logistic function."""
+    return unary(Sigmoid, x, _sigmoid_kernel, to_float=True)
+
+
+class Relu(SavesResult):
+    """max(x, 0): the gradient passes where the result is positive."""
+
+    node_name = "ReluBackward0"
+    method = "relu"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * (y > 0)
+
+
+def relu(x: Tensor) -> Tensor:
+    """max(x, 0)."""
+    return unary(Relu, x, _relu_kernel)
+
+
+def _relu_kernel(d):
+    return np.maximum(d, 0, dtype=d.dtype) if d.dtype != np.bool_ else d.copy()
+
+
+class Sqrt(SavesResult):
+    """√x: d/dx = 1 / (2√x)."""
+
+    node_name = "SqrtBackward0"
+    method = "sqrt"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad / (2 * y)
+
+
+def _sqrt_kernel(d):
+    with np.errstate(invalid="ignore"):
+        return np.sqrt(d)
+
+
+def sqrt(x: Tensor) -> Tensor:
+    """Square root."""
+    return unary(Sqrt, x, _sqrt_kernel, to_float=True)
+
+
+class Log1p(SavesInput):
+    """log(1 + x): d/dx = 1 / (1 + x)."""
+
+    node_name = "Log1PBackward0"
+    method = "log1p"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad / (x + 1)
+
+
+def log1p(x: Tensor) -> Tensor:
+    """log(1 + x), accurate for small x."""
+    return unary(Log1p, x, quiet(np.log1p), to_float=True)
+
+
+class Expm1(SavesResult):
+    """e^x - 1: d/dx = e^x = result + 1."""
+
+    node_name = "Expm1Backward0"
+    method = "expm1"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * (y + 1)
+
+
+def expm1(x: Tensor) -> Tensor:
+    """e^x - 1, accurate for small x."""
+    return unary(Expm1, x, np.expm1, to_float=True)
+
+
+class Tan(SavesResult):
+    """tan x: d/dx = 1 + tan² x."""
+
+    node_name = "TanBackward0"
+    method = "tan"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * (y * y + 1)
+
+
+def tan(x: Tensor) -> Tensor:
+    """Tangent."""
+    return unary(Tan, x, np.tan, to_float=True)
+
+
+class Rsqrt(SavesResult):
+    """1/√x: d/dx = -1/2 x^(-3/2) = -result³ / 2."""
+
+    node_name = "RsqrtBackward0"
+    method = "rsqrt"
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * (y * y * y) * -0.5
+
+
+def rsqrt(x: Tensor) -> Tensor:
+    """1 / √x."""
+    return unary(Rsqrt, x, quiet(lambda d: 1 / np.sqrt(d)), to_float=True)
+
+
+class _PiecewiseConstant(UnaryFunction):
+    """An op whose gradient is zero wherever it is defined (torch uses zero at the jumps)."""
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @staticmethod
+    def backward(ctx, grad):
+        return namespace_of(grad).zeros_like(grad)
+
+
+class Round(_PiecewiseConstant):
+    """Round half to even."""
+
+    node_name = "RoundBackward0"
+    method = "round"
+
+
+class RoundDecimals(_PiecewiseConstant):
+    """Round to a number of decimals."""
+
+    node_name = "RoundBackward1"
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, decimals):
+        return x.round(decimals=decimals)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return namespace_of(grad).zeros_like(grad), None
+
+
+def round(x: Tensor, *, decimals: int | None = None) -> Tensor:  # noqa: A001 - torch's name
+    """Round to the nearest integer (half to even), or to ``decimals`` places."""
+    not_for(x, "b", "round")
+    if decimals is None:
+        return unary(Round, x, np.round)
+    not_for(x, "iu", "round")
+    d = x._data
+    out = wrap(as_array(np.round(d, decimals)))
+    if recording(x, None) and d.dtype.kind == "f":
+        record(RoundDecimals, out, (x,), (x, decimals))
+    return out
+
+
+class Floor(_PiecewiseConstant):
+    """The largest integer not above x."""
+
+    node_name = "FloorBackward0"
+    method = "floor"
+
+
+def floor(x: Tensor) -> Tensor:
+    """Round down."""
+    not_for(x, "b", "floor")
+    return unary(Floor, x, np.floor)
+
+
+class Ceil(_PiecewiseConstant):
+    """The smallest integer not below x."""
+
+    node_name = "CeilBackward0"
+    method = "ceil"
+
+
+def ceil(x: Tensor) -> Tensor:
+    """Round up."""
+    not_for(x, "b", "ceil")
+    return unary(Ceil, x, np.ceil)
+
+
