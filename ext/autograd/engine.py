@@ -56,6 +56,8 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                 ready.append((-fn._seq, fn))
     heapq.heapify(ready)
 
+    # Anything beyond "run every node": restricted inputs, captures, retained non-leaf inputs.
+    special = needed is not None or captures is not None or bool(retained)
     state = STATE
     prev_mode = state.grad_enabled
     state.grad_enabled = create_graph
@@ -73,35 +75,23 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                     break
                 fn = heapq.heappop(ready)[1]
             grads = buffers.pop(fn)
-            if needed is not None and fn not in needed and fn not in targets:
-                fn = None
-                continue
             hooks = fn._hooks
             is_leaf = type(fn) is AccumulateGrad
-            if is_leaf:
-                leaf_hooks = getattr(fn.variable, "_backward_hooks", None)
-                if leaf_hooks:
-                    grads = _tensor_hooks(leaf_hooks, grads, 0)
-            elif hooks is not None:
-                grads = _tensor_pre_hooks(hooks, grads)
-            if captures is not None:
-                _capture(captures, captured, fn, grads)
-            if retained:
-                _retain(retained, fn, grads)
-            if needed is not None and fn not in needed:
-                fn = None
-                continue
-            if hooks is not None and hooks.pre:
-                grads = _node_pre_hooks(hooks, grads)
-            if is_leaf:
-                g = grads[0]
-                if g is not None:
-                    fn._accumulate(g, create_graph)
-                    _post_accumulate_hooks(fn.variable)
-                if hooks is not None and hooks.post:
-                    _call_post_hooks(fn, hooks, (), grads)
-                fn = None
-                continue
+            if special or is_leaf or hooks is not None:
+                grads = _prologue(fn, grads, hooks, is_leaf, needed, targets, captures, captured,
+                                  retained)
+                if grads is None:
+                    fn = None
+                    continue
+                if is_leaf:
+                    g = grads[0]
+                    if g is not None:
+                        fn._accumulate(g, create_graph)
+                        _post_accumulate_hooks(fn.variable)
+                    if hooks is not None and hooks.post:
+                        _call_post_hooks(fn, hooks, (), grads)
+                    fn = None
+                    continue
 
             if not fn._skip_undefined or (grads[0] is not None if len(grads) == 1 else
                                            any(g is not None for g in grads)):
@@ -150,6 +140,29 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
     finally:
         state.grad_enabled = prev_mode
     return captured
+
+
+def _prologue(fn: Node, grads: list, hooks, is_leaf: bool, needed, targets, captures, captured,
+              retained) -> list | None:
+    """Before a node runs: its tensor hooks, retain_grad, captures for ``autograd.grad`` and its
+    pre-hooks, in torch's order. None when the node is not to run."""
+    if needed is not None and fn not in needed and fn not in targets:
+        return None
+    if is_leaf:
+        leaf_hooks = getattr(fn.variable, "_backward_hooks", None)
+        if leaf_hooks:
+            grads = _tensor_hooks(leaf_hooks, grads, 0)
+    elif hooks is not None:
+        grads = _tensor_pre_hooks(hooks, grads)
+    if captures is not None:
+        _capture(captures, captured, fn, grads)
+    if retained:
+        _retain(retained, fn, grads)
+    if needed is not None and fn not in needed:
+        return None
+    if hooks is not None and hooks.pre:
+        grads = _node_pre_hooks(hooks, grads)
+    return grads
 
 
 def _capture(captures: dict, captured: list, fn: Node, grads: list) -> None:

@@ -405,6 +405,11 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
         else:
             node._next = (fn,)
             node._nrs = (t._output_nr,) if t._output_nr else _ZERO1
+    elif len(inputs) == 2 and not ((inputs[0] is not None and inputs[0]._output_nr) or
+                                   (inputs[1] is not None and inputs[1]._output_nr)):
+        # Two inputs that are each output 0 of their node (or constants): no output numbers.
+        node._next = (_edge_node(inputs[0]), _edge_node(inputs[1]))
+        node._nrs = _ZEROS[2]
     else:
         nexts = []
         nrs = None
@@ -441,6 +446,19 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
         node._out_meta = output_meta(out._data)
         return
     _link_outputs(outputs, node)
+
+
+def _edge_node(t: Tensor | None) -> Node | None:
+    """The node that an edge to ``t`` points at (None for a constant)."""
+    if t is None:
+        return None
+    vc = t._vc
+    if vc and vc[0]:
+        refresh_view(t)
+    fn = t._grad_fn
+    if fn is not None:
+        return fn
+    return grad_accumulator(t) if t._requires_grad else None
 
 
 def _link_outputs(outputs: tuple, node: Node) -> None:

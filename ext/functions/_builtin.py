@@ -35,6 +35,7 @@ _new = object.__new__
 _NEEDS_ONE = (True,)
 # needs_input_grad tuples are shared between nodes (they are immutable).
 _NEEDS: dict = {}
+_NEEDS_TWO = (((False, False), (False, True)), ((True, False), (True, True)))
 _SCALARS = (builtins.int, builtins.float, builtins.bool)
 
 
@@ -109,11 +110,7 @@ class BuiltinNode(Node, FunctionCtx):
         return tuple([result[p] for p in pos])
 
     def _release(self) -> None:
-        saved = self._saved
-        if saved:
-            for s in saved:
-                if isinstance(s, SavedTensor):
-                    s.free()
+        if self._saved:
             self._saved = _FREED
 
     def _unpack_one(self, index: int):
@@ -220,6 +217,10 @@ def record(op: type, out: Tensor, inputs: tuple, args: tuple) -> None:
     if len(args) == 1:
         # A one-argument op is recorded only when its input requires grad.
         node.needs_input_grad = _NEEDS_ONE
+    elif len(args) == 2:
+        a, b = args
+        node.needs_input_grad = _NEEDS_TWO[type(a) is Tensor and a._requires_grad][
+            type(b) is Tensor and b._requires_grad]
     else:
         needs = tuple([type(a) is Tensor and a._requires_grad for a in args])
         node.needs_input_grad = _NEEDS.setdefault(needs, needs)
