@@ -25,6 +25,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/chain.py
+	$(BIN)/python benchmarks/mlp.py
 
 clean:
 	rm -rf $(VENV)

@@ -43,8 +43,11 @@ def setup(T, data: tuple) -> tuple:
     return leaves, T.tensor(x), T.tensor(labels)
 
 
+LR = 0.01
+
+
 def step(T, tensors: tuple) -> float:
-    """Forward and backward of one batch, written once for both backends."""
+    """One training step (forward, backward, SGD update), written once for both backends."""
     F = T.nn.functional
     params, x, labels = tensors
     for p in params:
@@ -54,6 +57,9 @@ def step(T, tensors: tuple) -> float:
         h = F.linear(h, params[i], params[i + 1]).tanh()
     loss = F.cross_entropy(F.linear(h, params[-2], params[-1]), labels)
     loss.backward()
+    with T.no_grad():
+        for p in params:
+            p -= LR * p.grad
     return loss.item()
 
 
@@ -64,6 +70,8 @@ def check_same(data: tuple) -> None:
     assert abs(le - lt) < 1e-5 * max(1.0, abs(lt)), (le, lt)
     for pe, pt in zip(e[0], t[0]):
         np.testing.assert_allclose(pe.grad.numpy(), pt.grad.numpy(), rtol=1e-3, atol=1e-6)
+        np.testing.assert_allclose(pe.detach().numpy(), pt.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
 
 
 def main(repeats: int = 21) -> None:
@@ -83,7 +91,8 @@ def main(repeats: int = 21) -> None:
         "## mlp: one training step (benchmarks/mlp.py)",
         "",
         f"MLP {'-'.join(map(str, SIZES))}, tanh, batch {BATCH}, float32, F.cross_entropy; "
-        f"forward and backward from the same NumPy-built weights; median of {repeats} "
+        f"forward, backward and SGD update (`p -= lr * p.grad` under no_grad) from the same "
+        f"NumPy-built weights; median of {repeats} "
         f"interleaved runs. {machine()}.",
         "",
         "| ext ms/step | torch ms/step | ext / torch |",

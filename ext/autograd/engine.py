@@ -64,6 +64,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
     anomaly = state.anomaly
     # The next node to run when it is the only one ready: a chain then never touches the heap.
     fn = None
+    outputs = data = buf = None
     try:
         while True:
             if accumulators:
@@ -85,11 +86,15 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                     continue
                 if is_leaf:
                     g = grads[0]
+                    post = grads if hooks is not None and hooks.post else None
+                    # Drop the engine's other references, so that AccumulateGrad can tell
+                    # whether it holds the only one and may keep the gradient without a copy.
+                    grads = outputs = data = buf = None
                     if g is not None:
                         fn._accumulate(g, create_graph)
                         _post_accumulate_hooks(fn.variable)
-                    if hooks is not None and hooks.post:
-                        _call_post_hooks(fn, hooks, (), grads)
+                    if post is not None:
+                        _call_post_hooks(fn, hooks, (), post)
                     fn = None
                     continue
 

@@ -8,6 +8,7 @@ counting the moment the last output tensor goes away.
 from __future__ import annotations
 
 import itertools
+import sys
 import weakref
 from typing import Any
 
@@ -139,7 +140,15 @@ class AccumulateGrad(Node):
                 var._grad = grad
             else:
                 g = _new(Tensor)
-                g._data = grad._data.copy()
+                # The engine passes a gradient it no longer references: when nothing else does
+                # either (the tensor and its array each held once), keep it without a copy, as
+                # torch does. Anything shared (a hook's list, retain_grad, a user's gradient, a
+                # NumPy view) adds a reference and gets a copy.
+                if sys.getrefcount(grad) <= _OWNED_TENSOR and grad._data.base is None and \
+                        sys.getrefcount(grad._data) <= _OWNED_ARRAY:
+                    g._data = grad._data
+                else:
+                    g._data = grad._data.copy()
                 g._requires_grad = False
                 g._grad_fn = None
                 g._output_nr = 0
@@ -155,6 +164,9 @@ class AccumulateGrad(Node):
 
 
 _new = object.__new__
+# References to a gradient that only the engine's call holds: the caller's name, the parameter and
+# getrefcount's own argument; for its array, the tensor's attribute and getrefcount's argument.
+_OWNED_TENSOR, _OWNED_ARRAY = 3, 2
 
 
 def grad_accumulator(t: Tensor) -> AccumulateGrad:

@@ -140,6 +140,8 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     recording = STATE.grad_enabled and not STATE.inference and (
         t._requires_grad or any(type(a) is Tensor and a._requires_grad for a in args))
     if not recording:
+        if not kwargs and len(args) == 1 and _write_direct(t, op, args[0]):
+            return t
         prev = STATE.grad_enabled
         STATE.grad_enabled = False
         try:
@@ -168,6 +170,35 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     else:
         _copy_slices(t, info, node)
     return t
+
+
+def _write_direct(t: Tensor, op, other) -> bool:
+    """Untracked ``t op= other`` for + - * / straight into t's storage, when t's dtype holds the
+    result (an optimizer's step is this case). False when the general path is needed."""
+    ufunc = _DIRECT.get(op)
+    if ufunc is None:
+        return False
+    d = t._data
+    od = other._data if type(other) is Tensor else other
+    if type(other) is Tensor:
+        if od.dtype != d.dtype:
+            return False
+    elif type(other) is not float or d.dtype.kind != "f":
+        return False
+    try:
+        if ufunc is np.true_divide:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ufunc(d, od, out=d)
+        else:
+            ufunc(d, od, out=d)
+    except ValueError:
+        return False
+    if t._vc is not False:
+        bump_version(t)
+    return True
+
+
+_DIRECT: dict = {}
 
 
 def _rebase(t: Tensor, node: Node) -> None:
@@ -493,6 +524,8 @@ def methods() -> dict:
         "log1p_": pw.log1p, "expm1_": pw.expm1, "rsqrt_": pw.rsqrt,
         "nan_to_num_": pw.nan_to_num, "zero_": _zeroed, "fill_": _filled, "copy_": _copied,
     }
+    _DIRECT.update({pw.add: np.add, pw.sub: np.subtract, pw.mul: np.multiply,
+                    pw.div: np.true_divide})
     out = {name: _inplace_method(name, op) for name, op in table.items()}
     out.update({
         "__iadd__": _augmented(pw.add), "__isub__": _augmented(pw.sub),

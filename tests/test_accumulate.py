@@ -1,0 +1,53 @@
+"""Leaf gradients are the leaf's own: never an alias of another tensor's values.
+
+The engine may keep a gradient it computed as ``.grad`` without copying it; these cases check
+that this never happens when something else still sees the same values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def test_two_leaves_of_one_add_get_separate_grads(T):
+    a = T.tensor([1.0, 2.0], requires_grad=True)
+    b = T.tensor([3.0, 4.0], requires_grad=True)
+    (a + b).sum().backward()
+    a.grad.mul_(7)
+    assert b.grad.tolist() == [1.0, 1.0]
+
+
+def test_a_leaf_grad_does_not_alias_a_retained_grad(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x.clone()
+    y.retain_grad()
+    y.sum().backward()
+    x.grad.mul_(5)
+    assert y.grad.tolist() == [1.0, 1.0]
+
+
+def test_a_leaf_grad_does_not_alias_the_gradient_given_to_backward(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    g = T.tensor([0.5, 0.25])
+    (x * 1).backward(g)
+    x.grad.mul_(2)
+    assert g.tolist() == [0.5, 0.25]
+
+
+def test_a_leaf_grad_does_not_alias_a_gradient_a_hook_kept(T):
+    kept = []
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: kept.append(g))
+    (x * 3).sum().backward()
+    x.grad.zero_()
+    assert kept[0].tolist() == [3.0, 3.0]
+
+
+def test_grads_of_a_shared_subexpression_stay_separate(T, rng):
+    w = T.tensor(rng.standard_normal((3, 3)), requires_grad=True)
+    v = T.tensor(rng.standard_normal(3), requires_grad=True)
+    h = w @ v
+    (h.sum() + (h * 2).sum()).backward()
+    expected_v = w.detach().numpy().sum(0) * 3
+    w.grad.zero_()
+    np.testing.assert_allclose(v.grad.numpy(), expected_v, rtol=1e-12)
