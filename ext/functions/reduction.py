@@ -246,6 +246,18 @@ class Scatter(BuiltinFunction):
         return gx, None, None, gsrc
 
 
+class ScatterValue(Scatter):
+    """``x.scatter(dim, index, value)`` with a number: only x has a gradient."""
+
+    node_name = "ScatterBackward1"
+    tensor_positions = (0,)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        return scatter(grad, ctx.dim, index, 0.0), None, None, None
+
+
 def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
     """A copy of ``x`` with ``src`` (a tensor or a number) written at ``index`` along ``dim``."""
     d = x._data.copy()
@@ -259,7 +271,10 @@ def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
     out = wrap(d)
     if STATE.grad_enabled and d.dtype.kind == "f" and (
             x._requires_grad or (type(src) is Tensor and src._requires_grad)):
-        record(Scatter, out, (x, src if type(src) is Tensor else None), (x, dim, index, src))
+        if type(src) is Tensor:
+            record(Scatter, out, (x, src), (x, dim, index, src))
+        else:
+            record(ScatterValue, out, (x,), (x, dim, index, src))
     return out
 
 

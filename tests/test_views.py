@@ -1,0 +1,76 @@
+"""Views after in-place ops, and the remaining nodes of in-place and composite ops."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def node_names(t) -> set:
+    names, stack, seen = set(), [t.grad_fn], set()
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        names.add(type(n).__name__)
+        stack.extend(f for f, _ in n.next_functions)
+    return names
+
+
+def test_a_view_reads_its_history_from_the_base_after_another_view_changed_it(T):
+    x = T.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    z = x * 1
+    row = z[0]
+    tail = z[0, 1:]
+    tail.mul_(2)
+    fn = row.grad_fn
+    assert type(fn).__name__ == "AsStridedBackward0"
+    assert tuple(fn._saved_size) == (3,) and tuple(fn._saved_stride) == (1,)
+    assert fn._saved_storage_offset == 0
+    row.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[1.0, 2.0, 2.0]])
+
+
+def test_fill_with_a_tensor_value_sends_the_summed_gradient_to_the_value(T):
+    x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    v = T.tensor(5.0, requires_grad=True)
+    y = x * 1
+    y.fill_(v)
+    assert type(y.grad_fn).__name__ == "FillBackward3"
+    (y * T.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert v.grad.item() == 6.0
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_squeeze_without_a_dim(T):
+    x = T.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    y = x.squeeze()
+    assert type(y.grad_fn).__name__ == "SqueezeBackward0"
+    assert tuple(y.grad_fn._saved_self_sym_sizes) == (1, 3)
+    (y * T.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad.tolist() == [[1.0, 2.0, 3.0]]
+
+
+def test_label_smoothing_masks_the_ignored_targets_with_masked_fill(T):
+    logits = T.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    loss = T.nn.functional.cross_entropy(logits, T.tensor([0, 2]), label_smoothing=0.1)
+    names = node_names(loss)
+    assert {"MaskedFillBackward0", "LogSoftmaxBackward0", "NllLossBackward0"} <= names
+
+
+def test_scatter_of_a_tensor_and_of_a_number(T):
+    x = T.zeros(3, 3, dtype=T.float64, requires_grad=True)
+    src = T.ones(1, 3, dtype=T.float64, requires_grad=True)
+    idx = T.tensor([[0, 1, 2]])
+    weights = T.arange(9.0, dtype=T.float64).reshape(3, 3)
+    y = x.scatter(0, idx, src)
+    assert type(y.grad_fn).__name__ == "ScatterBackward0"
+    assert len(y.grad_fn.next_functions) == 2
+    (y * weights).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[0, 1, 2], [3, 0, 5], [6, 7, 0]])
+    np.testing.assert_allclose(src.grad.numpy(), [[0, 4, 8]])
+    z = x.scatter(0, idx, 5.0)
+    assert type(z.grad_fn).__name__ == "ScatterBackward1"
+    assert len(z.grad_fn.next_functions) == 1
+    assert T.autograd.gradcheck(lambda a, b: a.scatter(0, idx, b), (x, src))
+    assert T.autograd.gradgradcheck(lambda a, b: a.scatter(0, idx, b), (x, src))
