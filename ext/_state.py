@@ -19,14 +19,17 @@ class _State(threading.local):
     saved_hooks_disabled = None
     anomaly = False
     anomaly_check_nan = True
-    # True while any of inference mode, anomaly mode or saved-tensor hooks is on: recording an
-    # op then reads one flag instead of three.
+    # The forward-AD level in use (None outside dual_level).
+    fw_level = None
+    # True while any of inference mode, anomaly mode, saved-tensor hooks or a forward-AD level
+    # is on: ops read this one flag instead of four.
     special = False
 
 
 def refresh_special() -> None:
     """Recompute ``STATE.special`` after a change of inference, anomaly or saved-hook state."""
-    STATE.special = STATE.inference or STATE.anomaly or STATE.saved_hooks is not None
+    STATE.special = (STATE.inference or STATE.anomaly or STATE.saved_hooks is not None
+                     or STATE.fw_level is not None)
 
 
 STATE = _State()

@@ -94,7 +94,8 @@ class Tensor:
     # Slots set for every tensor come first; the others are set only when used (leaves that
     # have hooks or an accumulator) and read with getattr's default.
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc",
-                 "_grad_acc", "_backward_hooks", "_post_acc_hooks", "_view", "__weakref__")
+                 "_grad_acc", "_backward_hooks", "_post_acc_hooks", "_view", "_fw_grad",
+                 "__weakref__")
     # NumPy defers to Tensor's reflected operators: np.float64(2) * t is a Tensor.
     __array_priority__ = 1000
 

@@ -209,9 +209,12 @@ class BuiltinFunction(Function):
 
 def record(op: type, out: Tensor, inputs: tuple, args: tuple) -> None:
     """Attach a node of ``op`` to ``out``: link it to the edges of ``inputs`` (one Tensor or
-    None per edge) and let ``op.setup_context`` save what backward needs."""
-    if STATE.special and STATE.inference:
-        # enable_grad inside inference_mode turns grad mode on but records nothing.
+    None per edge) and let ``op.setup_context`` save what backward needs.
+
+    Op fast paths call this when an input requires grad under grad mode, and also whenever
+    ``STATE.special`` is set, which is how forward-mode AD and inference mode reach every op.
+    """
+    if STATE.special and _special(op, (out,), inputs, args):
         return
     node = _new(op._backward_cls)
     if len(args) == 1:
@@ -233,7 +236,7 @@ def record(op: type, out: Tensor, inputs: tuple, args: tuple) -> None:
 def record_node(op: type, outputs: tuple, inputs: tuple, args: tuple, result=None) -> None:
     """``record`` for ops with several outputs (None for an output that has no gradient) or a
     variable number of tensor inputs; ``setup_context`` sees ``result`` (default: outputs)."""
-    if STATE.inference:
+    if STATE.special and _special(op, outputs, inputs, args):
         return
     node = _new(op._backward_cls)
     node.needs_input_grad = tuple([type(a) is Tensor and a._requires_grad for a in args])
@@ -241,6 +244,20 @@ def record_node(op: type, outputs: tuple, inputs: tuple, args: tuple, result=Non
     node._versions = None
     link(outputs, node, inputs)
     op.setup_context(node, args, outputs if result is None else result)
+
+
+def _special(op: type, outputs: tuple, inputs: tuple, args: tuple) -> bool:
+    """The rare modes' part of recording: forward-AD tangents, and whether the backward node is
+    to be skipped (inference mode, or no input that requires grad under grad mode)."""
+    if STATE.fw_level is not None:
+        from ..autograd.forward_ad import propagate
+
+        propagate(op, outputs, args)
+    if STATE.inference or not STATE.grad_enabled:
+        return True
+    if any(o is not None and o._data.dtype.kind != "f" for o in outputs):
+        return True
+    return not any(t is not None and t._requires_grad for t in inputs)
 
 
 def as_array(result) -> np.ndarray:

@@ -134,7 +134,7 @@ def softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
         e = np.exp(_shifted(d, axis))
         e /= e.sum(axis=axis, keepdims=True) if e.ndim else e
         out = wrap(e.astype(d.dtype, copy=False))
-    if x._requires_grad and STATE.grad_enabled:
+    if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(Softmax, out, (x,), (x, dim))
     return out
 
@@ -148,7 +148,7 @@ def log_softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tenso
         z = _shifted(d, axis)
         z -= np.log(np.exp(z).sum(axis=axis, keepdims=True) if z.ndim else np.exp(z))
         out = wrap(z.astype(d.dtype, copy=False))
-    if x._requires_grad and STATE.grad_enabled:
+    if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(LogSoftmax, out, (x,), (x, dim))
     return out
 
@@ -197,7 +197,7 @@ def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
     if len(axes) != len(dims):
         raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
     out = wrap(as_array(_logsumexp_kernel(d, axes, keepdim)))
-    if x._requires_grad and STATE.grad_enabled:
+    if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(Logsumexp, out, (x,), (x, dim, keepdim))
     return out
 
@@ -352,8 +352,8 @@ def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tenso
     elif beta != 0:
         out += bias._data * beta
     out = wrap(out)
-    if STATE.grad_enabled and (bias._requires_grad or mat1._requires_grad or
-                               mat2._requires_grad) and out._data.dtype.kind == "f":
+    if STATE.grad_enabled and (bias._requires_grad or mat1._requires_grad or mat2._requires_grad) \
+            and out._data.dtype.kind == "f" or STATE.special:
         record(Addmm, out, (bias, mat1, mat2), (bias, mat1, mat2, beta, alpha))
     return out
 
@@ -533,7 +533,7 @@ def nll_loss(x: Tensor, target: Tensor, weight: Tensor | None = None,
             with np.errstate(invalid="ignore", divide="ignore"):
                 out = losses.sum() / total
     out = wrap(as_array(out).astype(d.dtype, copy=False))
-    if x._requires_grad and STATE.grad_enabled:
+    if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(NllLoss, out, (x,), (x, target, weight, mode, ignore_index))
     return out
 
@@ -588,7 +588,7 @@ def mse_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     diff = a - b
     diff *= diff
     out = wrap(as_array(diff if mode == 0 else diff.sum() if mode == 2 else diff.mean()))
-    if STATE.grad_enabled and (x._requires_grad or target._requires_grad):
+    if STATE.grad_enabled and (x._requires_grad or target._requires_grad) or STATE.special:
         record(MseLoss, out, (x, target), (x, target, mode))
     return out
 
@@ -621,7 +621,7 @@ def masked_fill_zero(x: Tensor, mask: Tensor) -> Tensor:
     label-smoothed cross entropy applies in place)."""
     d = x._data
     out = wrap(np.where(mask._data, np.zeros((), d.dtype), d))
-    if x._requires_grad and STATE.grad_enabled:
+    if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(MaskedFill, out, (x,), (x, mask, 0.0))
     return out
 

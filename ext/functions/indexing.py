@@ -83,7 +83,7 @@ def _view_of(op: type, x: Tensor, data: np.ndarray, args: tuple) -> Tensor:
     """``data``, a NumPy view of ``x``, as a view tensor with a node of ``op`` when x requires
     grad."""
     out = _share_version(wrap(data), x)
-    if x._requires_grad and STATE.grad_enabled:
+    if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(op, out, (x,), (x, *args))
     return out
 
@@ -93,7 +93,7 @@ def _scattered(op: type, data: np.ndarray, zeros: Tensor | None, src: Tensor,
     """The result of a scatter of ``src`` into zeros, recorded when ``src`` requires grad.
     ``zeros`` is the (gradient-free) tensor scattered into, None when it is not an input."""
     out = wrap(data)
-    if src._requires_grad and STATE.grad_enabled:
+    if src._requires_grad and STATE.grad_enabled or STATE.special:
         record(op, out, (src,) if zeros is None else (zeros, src), args)
     return out
 
@@ -465,7 +465,7 @@ def _index(x: Tensor, indices: tuple, validate: bool = True) -> Tensor:
 
 def _index_result(x: Tensor, data: np.ndarray, indices: tuple) -> Tensor:
     out = wrap(data)
-    if x._requires_grad and STATE.grad_enabled:
+    if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(Index, out, (x,), (x, indices))
     return out
 
@@ -692,7 +692,7 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
         raise IndexError("index out of range in self")
     data = np.take(d, idx.reshape(-1), axis=pos) if d.ndim else d.copy()
     out = wrap(data)
-    if x._requires_grad and STATE.grad_enabled:
+    if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(IndexSelect, out, (x,), (x, dim, index))
     return out
 
@@ -793,7 +793,7 @@ def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> 
         raise RuntimeError(f"index {ix[bad][0]} is out of bounds for dimension {pos} with size "
                            f"{size}")
     out = wrap(src[_along(ix, pos)].reshape(idx.shape))
-    if x._requires_grad and STATE.grad_enabled:
+    if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(Gather, out, (x,), (x, dim, index, sparse_grad))
     return out
 

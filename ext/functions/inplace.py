@@ -264,7 +264,7 @@ class AsStrided(BuiltinFunction):
 def as_strided(x: Tensor, positions: np.ndarray) -> Tensor:
     """The view-shaped tensor of x's elements at ``positions`` (flat indices)."""
     out = wrap(as_array(np.take(x._data, positions)))
-    if x._requires_grad and STATE.grad_enabled:
+    if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(AsStrided, out, (x,), (x, positions))
     return out
 
@@ -303,7 +303,7 @@ def as_strided_scatter(x: Tensor, src: Tensor, positions: np.ndarray) -> Tensor:
     d = x._data.copy()
     np.put(d, positions, src._data)
     out = wrap(d)
-    if STATE.grad_enabled and (x._requires_grad or src._requires_grad):
+    if STATE.grad_enabled and (x._requires_grad or src._requires_grad) or STATE.special:
         record(AsStridedScatter, out, (x, src), (x, src, positions))
     return out
 
@@ -458,7 +458,7 @@ Copy._backward_cls.name = lambda self: "ext::autograd::CopyBackwards"
 def _constant(op: type, x: Tensor, data: np.ndarray, edges: tuple, args: tuple) -> Tensor:
     out = wrap(data)
     if STATE.grad_enabled and data.dtype.kind == "f" and any(
-            e is not None and e._requires_grad for e in edges):
+            e is not None and e._requires_grad for e in edges) or STATE.special:
         record(op, out, edges, args)
     return out
 

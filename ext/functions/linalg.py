@@ -145,7 +145,7 @@ def _check_tensors(a, b, name: str, second: str = "other") -> None:
 def _product(op: type, a: Tensor, b: Tensor, data) -> Tensor:
     out = wrap(as_array(data))
     if STATE.grad_enabled and (a._requires_grad or b._requires_grad) and \
-            out._data.dtype.kind == "f":
+            out._data.dtype.kind == "f" or STATE.special:
         record(op, out, (a, b), (a, b))
     return out
 

@@ -111,12 +111,12 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  #
     d = x._data
     if dim is None:
         out = wrap(as_array(d.sum(dtype=_sum_dtype(d, dtype))))
-        if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f":
+        if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
             record(SumAll, out, (x,), (x,))
         return out
     axes = _axes(dim, d.ndim)
     out = wrap(as_array(d.sum(axis=axes, keepdims=keepdim, dtype=_sum_dtype(d, dtype))))
-    if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f":
+    if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
         record(SumDim, out, (x,), (x, dim, keepdim))
     return out
 
@@ -183,12 +183,12 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
                            f"{FROM_NUMPY[d.dtype]._short}")
     if dim is None:
         out = wrap(as_array(d.mean()))
-        if x._requires_grad and STATE.grad_enabled:
+        if x._requires_grad and STATE.grad_enabled or STATE.special:
             record(MeanAll, out, (x,), (x,))
         return out
     axes = _axes(dim, d.ndim)
     out = wrap(as_array(d.mean(axis=axes, keepdims=keepdim)))
-    if x._requires_grad and STATE.grad_enabled:
+    if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(MeanDim, out, (x,), (x, dim, keepdim))
     return out
 
@@ -270,7 +270,7 @@ def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
     np.put_along_axis(d, idx, values, axis=pos)
     out = wrap(d)
     if STATE.grad_enabled and d.dtype.kind == "f" and (
-            x._requires_grad or (type(src) is Tensor and src._requires_grad)):
+            x._requires_grad or (type(src) is Tensor and src._requires_grad)) or STATE.special:
         if type(src) is Tensor:
             record(Scatter, out, (x, src), (x, dim, index, src))
         else:
@@ -370,7 +370,7 @@ def _extreme(x: Tensor, dim, keepdim: bool, largest: bool):
                                "input.numel() == 0. Specify the reduction dim with the 'dim' "
                                "argument.")
         out = wrap(as_array(d.max() if largest else d.min()))
-        if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
+        if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
             record(MaxAll if largest else MinAll, out, (x,), (x,))
         return out
     pos = _wrap_dim(dim, d.ndim)
@@ -384,7 +384,7 @@ def _extreme(x: Tensor, dim, keepdim: bool, largest: bool):
         vals = np.take_along_axis(d, idx_keep, axis=pos)
         values = wrap(vals if keepdim else np.squeeze(vals, pos))
         indices = wrap((idx_keep if keepdim else idx).astype(np.int64))
-    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
+    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
         record_node(MaxDim if largest else MinDim, (values, None), (x,), (x, dim, keepdim),
                     (values, indices))
     result = return_types.max if largest else return_types.min
@@ -455,7 +455,7 @@ def _amax_amin(op: type, kernel, x: Tensor, dim, keepdim: bool) -> Tensor:
         raise RuntimeError(f"{kernel.__name__}(): Expected reduction dim to be specified for "
                            "input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
     out = wrap(as_array(kernel(d, axis=axes, keepdims=keepdim)))
-    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
+    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
         record(op, out, (x,), (x, dim, keepdim))
     return out
 
@@ -550,13 +550,13 @@ def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     acc = dtype._np if dtype is not None else (np.int64 if d.dtype.kind in "biu" else None)
     if dim is None:
         out = wrap(as_array(d.prod(dtype=acc)))
-        if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f":
+        if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
             record(ProdAll, out, (x,), (x,))
         return out
     pos = _wrap_dim(dim, d.ndim)
     out = wrap(as_array(d.prod(axis=pos, keepdims=keepdim, dtype=acc) if d.ndim
                         else d.astype(acc or d.dtype)))
-    if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f":
+    if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
         record(ProdDim, out, (x,), (x, dim, keepdim))
     return out
 
@@ -650,7 +650,7 @@ def _variance(op: type, x: Tensor, dim, unbiased, keepdim: bool, correction, nam
     with np.errstate(divide="ignore", invalid="ignore"):
         v = d.var(axis=axes, ddof=c, keepdims=keepdim)
         out = wrap(as_array(np.sqrt(v) if op is Std else v).astype(d.dtype, copy=False))
-    if x._requires_grad and STATE.grad_enabled:
+    if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(op, out, (x,), (x, dim, saved_correction, keepdim))
     return out
 
@@ -694,7 +694,7 @@ def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     acc = dtype._np if dtype is not None else (np.int64 if d.dtype.kind in "biu" else None)
     pos = _wrap_dim(dim, d.ndim)
     out = wrap(as_array(np.cumsum(d, axis=pos, dtype=acc) if d.ndim else d.astype(acc or d.dtype)))
-    if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f":
+    if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
         record(Cumsum, out, (x,), (x, dim))
     return out
 
@@ -776,7 +776,7 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = F
         idx = np.argsort(key, axis=pos, kind="stable")
         values = wrap(np.take_along_axis(d, idx, axis=pos))
         indices = wrap(idx.astype(np.int64))
-    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
+    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
         record_node(SortStable if stable else Sort, (values, None), (x,), (x, dim, descending),
                     (values, indices))
     return return_types.sort(values, indices)

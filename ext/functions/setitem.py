@@ -101,7 +101,8 @@ def index_put(x: Tensor, index, values, accumulate: bool = False) -> Tensor:
         flat[positions.reshape(-1)] = src.reshape(-1)
     out = wrap(flat.reshape(d.shape))
     if STATE.grad_enabled and d.dtype.kind == "f" and (
-            x._requires_grad or (type(values) is Tensor and values._requires_grad)):
+            x._requires_grad or (type(values) is Tensor and values._requires_grad)) \
+            or STATE.special:
         record(IndexPut, out, (x, values if type(values) is Tensor else None),
                (x, index, values, accumulate))
     return out

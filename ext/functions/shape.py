@@ -27,7 +27,7 @@ __all__ = ["view", "reshape", "unsafe_view", "flatten", "t", "transpose", "matri
 
 def _one_input(op: type, x: Tensor, data: np.ndarray, args: tuple) -> Tensor:
     out = wrap(data)
-    if x._requires_grad and STATE.grad_enabled and data.dtype.kind == "f":
+    if x._requires_grad and STATE.grad_enabled and data.dtype.kind == "f" or STATE.special:
         record(op, out, (x,), (x, *args))
     return out
 
@@ -597,7 +597,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
     pos = _wrap_dim(dim, d.ndim)
     outs = tuple(make_view(wrap(d[(slice(None),) * pos + (i,)]), x, MULTI_OUTPUT, "Unbind")
                  for i in range(d.shape[pos]))
-    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
+    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
         record_node(Unbind, outs, (x,), (x, dim))
     return outs
 
@@ -635,7 +635,7 @@ def stack(tensors: list | tuple, dim: int = 0) -> Tensor:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(shape)} at entry 0 and {list(a.shape)} at entry {i}")
     out = wrap(np.stack(arrays, axis=pos, dtype=_joined_dtype(arrays), casting="unsafe"))
-    if _recording(tensors, out):
+    if _recording(tensors, out) or STATE.special:
         record_node(Stack, (out,), tuple(tensors), (*tensors, dim))
     return out
 
@@ -710,7 +710,7 @@ def cat(tensors: list | tuple, dim: int = 0, *, axis: int | None = None) -> Tens
                         f"{ref[k]} but got size {n} for tensor number {i} in the list.")
             parts.append(a)
         out = wrap(np.concatenate(parts, axis=pos, dtype=dt, casting="unsafe"))
-    if _recording(tensors, out):
+    if _recording(tensors, out) or STATE.special:
         record_node(Cat, (out,), tuple(tensors), (*tensors, dim))
     return out
 
@@ -809,7 +809,7 @@ def split(x: Tensor, split_size_or_sections: int | list | tuple, dim: int = 0) -
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
                            f"size of {n}")
     outs = _pieces(x, _split_lengths(n, size), pos, "Split")
-    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
+    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
         record_node(Split, outs, (x,), (x, size, dim))
     return outs
 
@@ -829,7 +829,7 @@ def split_with_sizes(x: Tensor, split_sizes: list | tuple, dim: int = 0) -> tupl
                            f"{d.shape[pos]} (input tensor's size at dimension {dim}), but got "
                            f"split_sizes={list(sizes)}")
     outs = _pieces(x, sizes, pos, "SplitWithSizes")
-    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f":
+    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
         record_node(SplitWithSizes, outs, (x,), (x, sizes, dim))
     return outs
 

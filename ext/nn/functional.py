@@ -105,7 +105,7 @@ def _matmul(a: Tensor, b: Tensor) -> Tensor:
     else:
         product, shape = folded.mv(b), sizes[:-1]
     out = wrap(product._data.reshape(shape))
-    if product._requires_grad and STATE.grad_enabled:
+    if product._requires_grad and STATE.grad_enabled or STATE.special:
         record(UnsafeView, out, (product,), (product, shape))
     return out
 

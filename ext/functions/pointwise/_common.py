@@ -59,7 +59,7 @@ def unary(op: type, x, kernel, to_float: bool = False) -> Tensor:
     if to_float and d.dtype.kind != "f":
         d = d.astype(_dtype.get_default_dtype()._np)
     out = wrap(as_array(kernel(d)))
-    if x._requires_grad and STATE.grad_enabled:
+    if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(op, out, (x,), (x,))
     return out
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ... import _dtype
+from ..._state import STATE
 from ..._tensor import Tensor, wrap
 from .._builtin import BuiltinFunction, as_array, record
 from ._common import apply, edge, operands, recording, unary
@@ -42,7 +43,7 @@ def add(a, b, *, alpha=1) -> Tensor:
     """a + alpha * b, with broadcasting and type promotion."""
     ad, bd = operands(a, b, "add")
     out = wrap(apply(np.add, ad, bd if alpha == 1 else bd * alpha))
-    if recording(a, b):
+    if recording(a, b) or STATE.special:
         record(Add, out, (a, edge(b)), (a, b, alpha))
     return out
 
@@ -77,7 +78,7 @@ def sub(a, b, *, alpha=1) -> Tensor:
                            "supported. Use the `^` or `logical_xor()` operator instead.")
     ad, bd = operands(a, b, "sub")
     out = wrap(apply(np.subtract, ad, bd if alpha == 1 else bd * alpha))
-    if recording(a, b):
+    if recording(a, b) or STATE.special:
         record(Sub, out, (a, edge(b)), (a, b, alpha))
     return out
 
@@ -108,7 +109,7 @@ def rsub(x: Tensor, other, alpha=1) -> Tensor:
         return sub(other, x, alpha=alpha)
     xd, od = operands(x, other, "rsub")
     out = wrap(as_array(od - (xd if alpha == 1 else xd * alpha)))
-    if recording(x, None):
+    if recording(x, None) or STATE.special:
         record(Rsub, out, (x,), (x, other, alpha))
     return out
 
@@ -143,7 +144,7 @@ def mul(a, b) -> Tensor:
     """a * b, with broadcasting and type promotion."""
     ad, bd = operands(a, b, "mul")
     out = wrap(apply(np.multiply, ad, bd))
-    if recording(a, b):
+    if recording(a, b) or STATE.special:
         record(Mul, out, (a, edge(b)), (a, b))
     return out
 
@@ -180,7 +181,7 @@ def div(a, b) -> Tensor:
             bd = bd.astype(ad.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = wrap(apply(np.true_divide, ad, bd))
-    if recording(a, b):
+    if recording(a, b) or STATE.special:
         record(Div, out, (a, edge(b)), (a, b))
     return out
 
@@ -322,7 +323,7 @@ def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
                                     .astype(xd.dtype)))
             else:
                 out = wrap(apply(np.power, xd, ed))
-        if recording(x, exponent):
+        if recording(x, exponent) or STATE.special:
             record(PowTensorTensor, out, (x, exponent), (x, exponent))
         return out
     xd, e = operands(x, exponent, "pow")
@@ -330,7 +331,7 @@ def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     with np.errstate(divide="ignore", invalid="ignore"):
         out = wrap(as_array(np.power(xd, e)))
-    if recording(x, None):
+    if recording(x, None) or STATE.special:
         record(PowTensorScalar, out, (x,), (x, exponent))
     return out
 
@@ -342,7 +343,7 @@ def rpow(x: Tensor, base) -> Tensor:
     xd, b = operands(x, base, "pow")
     with np.errstate(divide="ignore", invalid="ignore"):
         out = wrap(as_array(np.power(b, xd)))
-    if recording(x, None):
+    if recording(x, None) or STATE.special:
         record(PowScalarTensor, out, (x,), (base, x))
     return out
 

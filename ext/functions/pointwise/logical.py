@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _dtype
+from ..._state import STATE
 from ..._tensor import Tensor, wrap
 from .._builtin import BuiltinFunction, as_array, binary_operands, record
 from ._common import apply, recording
@@ -113,7 +114,7 @@ def nan_to_num(x: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
     """x with nan, +inf, -inf replaced (by 0 and the dtype's largest and smallest values)."""
     d = x._data
     out = wrap(as_array(np.nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf)))
-    if recording(x, None) and d.dtype.kind == "f":
+    if recording(x, None) and d.dtype.kind == "f" or STATE.special:
         record(NanToNum, out, (x,), (x, nan, posinf, neginf))
     return out
 

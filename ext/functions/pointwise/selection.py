@@ -204,14 +204,14 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch's name
                 d = apply(np.maximum if b is lo else np.minimum, d, b._data)
         out = wrap(as_array(np.asarray(d, dt._np)))
         if STATE.grad_enabled and out._data.dtype.kind == "f" and any(
-                type(t) is Tensor and t._requires_grad for t in (x, lo, hi)):
+                type(t) is Tensor and t._requires_grad for t in (x, lo, hi)) or STATE.special:
             record(ClampTensor, out, (x, lo, hi), (x, lo, hi))
         return out
     d = x._data
     if d.dtype.kind != "f" and any(isinstance(b, float) for b in (min, max)):
         d = d.astype(_dtype.get_default_dtype()._np)
     out = wrap(_clamp_data(d, min, max))
-    if recording(x, None) and out._data.dtype.kind == "f":
+    if recording(x, None) and out._data.dtype.kind == "f" or STATE.special:
         record(ClampScalar, out, (x,), (x, min, max))
     return out
 
@@ -221,12 +221,12 @@ def clamp_min(x: Tensor, min) -> Tensor:  # noqa: A002
     if type(min) is Tensor:
         xd, md = binary_operands(x, min)
         out = wrap(apply(np.maximum, xd, md))
-        if recording(x, min) and out._data.dtype.kind == "f":
+        if recording(x, min) and out._data.dtype.kind == "f" or STATE.special:
             record(ClampMinTensor, out, (x, min), (x, min))
         return out
     xd, _ = binary_operands(x, min)
     out = wrap(_clamp_data(xd, min, None))
-    if recording(x, None) and out._data.dtype.kind == "f":
+    if recording(x, None) and out._data.dtype.kind == "f" or STATE.special:
         record(ClampMinScalar, out, (x,), (x, min))
     return out
 
@@ -236,12 +236,12 @@ def clamp_max(x: Tensor, max) -> Tensor:  # noqa: A002
     if type(max) is Tensor:
         xd, md = binary_operands(x, max)
         out = wrap(apply(np.minimum, xd, md))
-        if recording(x, max) and out._data.dtype.kind == "f":
+        if recording(x, max) and out._data.dtype.kind == "f" or STATE.special:
             record(ClampMaxTensor, out, (x, max), (x, max))
         return out
     xd, _ = binary_operands(x, max)
     out = wrap(_clamp_data(xd, None, max))
-    if recording(x, None) and out._data.dtype.kind == "f":
+    if recording(x, None) and out._data.dtype.kind == "f" or STATE.special:
         record(ClampMaxScalar, out, (x,), (x, max))
     return out
 
@@ -293,7 +293,7 @@ def _extremum(op: type, kernel, a, b) -> Tensor:
                         f"Tensor, not {type(bad).__name__}")
     ad, bd = binary_operands(a, b)
     out = wrap(apply(kernel, ad, bd))
-    if recording(a, b) and out._data.dtype.kind == "f":
+    if recording(a, b) and out._data.dtype.kind == "f" or STATE.special:
         record(op, out, (a, b), (a, b))
     return out
 
@@ -366,7 +366,8 @@ def where(condition: Tensor, a, b) -> Tensor:
         raise broadcast_error(cd, np.empty(values)) from None
     out = wrap(as_array(np.where(cd, ad, bd)))
     if STATE.grad_enabled and out._data.dtype.kind == "f" and (
-            (type(a) is Tensor and a._requires_grad) or (type(b) is Tensor and b._requires_grad)):
+            (type(a) is Tensor and a._requires_grad) or (type(b) is Tensor and b._requires_grad)) \
+            or STATE.special:
         record(Where, out, (edge(a), edge(b)), (condition, a, b))
     return out
 

@@ -1,0 +1,157 @@
+"""Forward-mode AD: dual tensors carry a tangent, and every op computes its output's tangent.
+
+Inside ``dual_level()``, ``make_dual(x, t)`` gives a tensor whose tangent is ``t``; each op whose
+inputs have tangents applies its ``jvp`` rule (the forward derivative, next to its backward in
+``ext.functions``) and ``unpack_dual`` reads the result. Forward AD is independent of the backward
+graph: duals and their results do not require grad unless their primals do.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .._state import STATE, refresh_special
+from .._tensor import Tensor, wrap
+
+__all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
+           "UnpackedDualTensor"]
+
+_levels = [0]  # the next level's number
+
+
+class UnpackedDualTensor(NamedTuple):
+    """``unpack_dual``'s result: the primal value and its tangent (None if it has none)."""
+
+    primal: Tensor
+    tangent: Tensor | None
+
+
+def enter_dual_level() -> int:
+    """Start a forward-AD level (only one at a time) and return its number."""
+    if STATE.fw_level is not None:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    level = _levels[0]
+    _levels[0] += 1
+    STATE.fw_level = level
+    refresh_special()
+    return level
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """End the current forward-AD level; tangents made in it are no longer visible."""
+    if level is None:
+        level = STATE.fw_level
+    if level != STATE.fw_level:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
+                           "was created. This is not supported.")
+    STATE.fw_level = None
+    refresh_special()
+
+
+class dual_level:  # noqa: N801 - torch's name
+    """A context in which dual tensors can be made and their tangents read."""
+
+    def __enter__(self) -> int:
+        return enter_dual_level()
+
+    def __exit__(self, *exc: Any) -> None:
+        exit_dual_level()
+
+
+def _level(level: int | None) -> int:
+    if level is None:
+        level = STATE.fw_level
+    if level is None or level != STATE.fw_level:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
+                           "make sure to enter_dual_level() first.")
+    return level
+
+
+def tangent_of(t: Tensor) -> Tensor | None:
+    """The tangent ``t`` carries at the current level (None if it has none)."""
+    fw = getattr(t, "_fw_grad", None)
+    if fw is None or fw[0] != STATE.fw_level:
+        return None
+    return fw[1]
+
+
+def set_tangent(t: Tensor, tangent: Tensor) -> None:
+    """Attach ``tangent`` to ``t`` at the current level."""
+    t._fw_grad = (STATE.fw_level, tangent)
+
+
+def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
+    """A view of ``tensor`` that carries ``tangent`` as its forward derivative."""
+    level = _level(level)
+    if not tensor.is_floating_point():
+        raise ValueError("Expected primal to be floating point or complex, but got: "
+                         f"{tensor.dtype}")
+    if not isinstance(tangent, Tensor):
+        raise TypeError(f"Expected tangent to be a Tensor, but got {type(tangent).__name__}")
+    if not tangent.is_floating_point():
+        raise ValueError("Expected tangent to be floating point or complex, but got: "
+                         f"{tangent.dtype}")
+    if tangent._data.shape != tensor._data.shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
+            f"while the given forward gradient is of size {list(tangent.shape)}.")
+    from ..functions.indexing import getitem
+
+    # Like torch's, the dual is a view of the primal: an alias with its own tangent.
+    dual = getitem(tensor, Ellipsis) if tensor._requires_grad else _alias(tensor)
+    dual._fw_grad = (level, tangent)
+    return dual
+
+
+def _alias(t: Tensor) -> Tensor:
+    from ..functions.inplace import make_view
+
+    return make_view(wrap(t._data), t)
+
+
+def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
+    """The primal (a view without the tangent) and the tangent of ``tensor``."""
+    if level is None:
+        level = STATE.fw_level
+    fw = getattr(tensor, "_fw_grad", None)
+    if fw is None or level is None or fw[0] != level:
+        return UnpackedDualTensor(tensor, None)
+    primal = _alias(tensor) if not tensor._requires_grad else tensor.view_as(tensor)
+    return UnpackedDualTensor(primal, fw[1])
+
+
+def propagate(op: type, outputs: tuple, args: tuple) -> None:
+    """Give the outputs of ``op`` their tangents, if any input has one (called for every op
+    while a level is active)."""
+    level = STATE.fw_level
+    tangents = []
+    found = False
+    for a in args:
+        t = None
+        if type(a) is Tensor:
+            fw = getattr(a, "_fw_grad", None)
+            if fw is not None and fw[0] == level:
+                t = fw[1]
+                found = True
+        tangents.append(t)
+    if not found:
+        return
+    out = outputs[0] if len(outputs) == 1 else outputs
+    # The rule runs on primal values: tangents of tangents are not tracked.
+    STATE.fw_level = None
+    refresh_special()
+    try:
+        result = op.jvp(args, out, tuple(tangents))
+    finally:
+        STATE.fw_level = level
+        refresh_special()
+    if len(outputs) == 1:
+        result = (result,)
+    for o, t in zip(outputs, result):
+        if o is not None and t is not None and o._data.dtype.kind == "f":
+            if t._data.dtype != o._data.dtype:
+                t = t.to(o.dtype)
+            if t._data.shape != o._data.shape:
+                t = t.expand(o.shape)
+            o._fw_grad = (level, t)
