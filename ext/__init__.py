@@ -72,3 +72,4 @@ globals().update(functions.FUNCTIONS)
 
 __version__ = "0.1.0"
 from . import nn
+from . import optim

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._state import STATE
+from .._state import STATE, refresh_special
 from .._tensor import Tensor, wrap
 from .graph import Node, freed_marker, link, save, unpack_all
 
@@ -37,9 +37,20 @@ class FunctionCtx:
                                 f"{i} is of type {type(t).__name__}")
         self._to_save = tensors
 
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        """Save tensors for ``jvp`` (forward-mode AD), where ``saved_tensors`` returns them."""
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise AssertionError("save_for_forward expects all arguments to be tensors; you "
+                                     "should save non-tensors as attributes on ctx.")
+        self._saved_forward = tensors
+
     @property
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward``; inputs come back as the same objects."""
+        forward = getattr(self, "_saved_forward", None)
+        if forward is not None and getattr(self, "_in_jvp", False):
+            return forward
         saved = self._saved
         if saved is None:
             return ()
@@ -207,6 +218,12 @@ class Function(metaclass=FunctionMeta):
         """An alias of ``backward``."""
         return Function.backward(ctx, *grad_outputs)
 
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        """The outputs' tangents from the inputs' tangents (forward-mode AD)."""
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "backward" in cls.__dict__ and "vjp" in cls.__dict__:
@@ -227,8 +244,14 @@ class Function(metaclass=FunctionMeta):
         ctx._tensor_pos = positions
 
         state = STATE
+        tangents = _input_tangents(args) if state.fw_level is not None else None
         prev = state.grad_enabled
+        prev_level = state.fw_level
         state.grad_enabled = False
+        if tangents is not None:
+            # forward sees primal values: its own ops do not carry tangents.
+            state.fw_level = None
+            refresh_special()
         try:
             if separate:
                 output = cls.forward(*args)
@@ -237,6 +260,9 @@ class Function(metaclass=FunctionMeta):
                 output = cls.forward(ctx, *args)
         finally:
             state.grad_enabled = prev
+            if tangents is not None:
+                state.fw_level = prev_level
+                refresh_special()
 
         is_tuple = isinstance(output, tuple)
         outputs = output if is_tuple else (output,)
@@ -249,6 +275,8 @@ class Function(metaclass=FunctionMeta):
             if isinstance(o, Tensor) and any(o is a for a in args)
             and not any(o is d for d in dirty) else o
             for o in outputs)
+        if tangents is not None:
+            _forward_tangents(cls, ctx, args, outputs, tangents)
         if record:
             non_diff = ctx._non_differentiable
             linked = tuple(
@@ -262,6 +290,37 @@ class Function(metaclass=FunctionMeta):
         else:
             ctx._to_save = None
         return outputs if is_tuple else outputs[0]
+
+
+def _input_tangents(args: tuple) -> list | None:
+    """The tangents of the tensor arguments at the current forward-AD level (None if none)."""
+    from .forward_ad import tangent_of
+
+    tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    return tangents if any(t is not None for t in tangents) else None
+
+
+def _forward_tangents(cls, ctx, args: tuple, outputs: tuple, tangents: list) -> None:
+    """Run the Function's ``jvp`` and attach the tangents it returns to the outputs."""
+    from .forward_ad import set_tangent
+
+    if ctx._materialize_grads:
+        tangents = [_zeros_for((a._data.shape, a._data.dtype)) if t is None and
+                    isinstance(a, Tensor) else t for a, t in zip(args, tangents)]
+    level = STATE.fw_level
+    STATE.fw_level = None
+    refresh_special()
+    ctx._in_jvp = True
+    try:
+        result = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+        STATE.fw_level = level
+        refresh_special()
+    result = result if isinstance(result, tuple) else (result,)
+    for o, t in zip(outputs, result):
+        if isinstance(o, Tensor) and isinstance(t, Tensor) and o.is_floating_point():
+            set_tangent(o, t)
 
 
 def _check_dirty(dirty: tuple, args: tuple, outputs: tuple, record: bool) -> None:

@@ -12,6 +12,7 @@ from .. import _tensor
 from .._tensor import Tensor
 from . import (
     activation,
+    forward_rules,
     creation,
     indexing,
     inplace,
@@ -41,3 +42,4 @@ def install_methods() -> None:
     for name, fn in METHODS.items():
         setattr(Tensor, name, fn)
     _tensor._VIEW_REFRESH[0] = inplace.refresh_view
+    forward_rules.install()

@@ -206,6 +206,14 @@ class BuiltinFunction(Function):
     def setup_context(ctx, inputs: tuple, output) -> None:
         """Save nothing (ops whose gradient needs no saved values)."""
 
+    @classmethod
+    def jvp(cls, args: tuple, out, tangents: tuple):
+        """The output's tangent for the given input tangents (forward-mode AD); each op's rule is
+        in ``ext.functions.forward_rules``."""
+        name = cls.node_name[: cls.node_name.rfind("Backward")]
+        raise NotImplementedError(f"Trying to use forward AD with {name} that does not support "
+                                  "it because it has not been implemented yet.")
+
 
 def record(op: type, out: Tensor, inputs: tuple, args: tuple) -> None:
     """Attach a node of ``op`` to ``out``: link it to the edges of ``inputs`` (one Tensor or

@@ -151,6 +151,9 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
         _write(t, result)
         if t._vc is not False:
             bump_version(t)
+        fw = getattr(result, "_fw_grad", None)
+        if fw is not None:
+            t._fw_grad = fw
         return t
     info = getattr(t, "_view", None)
     if info is not None:
@@ -163,6 +166,9 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
         old._data = old._data.copy()
     _write(t, result)
     bump_version(t)
+    fw = getattr(result, "_fw_grad", None)
+    if fw is not None:
+        t._fw_grad = fw
     if node is None:
         return t
     if info is None:

@@ -1,0 +1,381 @@
+"""Forward-mode derivatives (jvp rules) of the built-in ops.
+
+Each rule takes the op's recorded arguments (primal values), its primal output and the tangents
+of its arguments (None where an argument has none) and returns the output's tangent: the
+directional derivative ``J @ t``. Linear ops apply themselves to the tangents; the others are
+the derivative formulas their backward uses, read forwards. Rules are attached to the op classes
+by ``install`` when ``ext.functions`` loads.
+"""
+
+from __future__ import annotations
+
+from .._tensor import Tensor
+from . import activation, indexing, inplace, linalg, reduction, setitem, shape
+from .pointwise import arithmetic, logical, selection, unary
+from .pointwise.selection import where
+
+
+def _zeros_like(x: Tensor) -> Tensor:
+    return x.new_zeros(x.shape)
+
+
+def _or_zeros(t: Tensor | None, like: Tensor) -> Tensor:
+    return _zeros_like(like) if t is None else t
+
+
+def _sum(*terms) -> Tensor | None:
+    terms = [t for t in terms if t is not None]
+    if not terms:
+        return None
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out
+
+
+def _linear(fn):
+    """The rule of an op that is linear in its first argument: the op applied to the tangent."""
+    return lambda args, out, t: fn(t[0], *args[1:])
+
+
+def _chain(derivative):
+    """The rule of a one-input elementwise op: tangent times the derivative."""
+    return lambda args, out, t: t[0] * derivative(args[0], out)
+
+
+def _piecewise_constant(args, out, t):
+    return _zeros_like(out)
+
+
+def _reduce_dims(x: Tensor, dim) -> tuple:
+    if dim is None or dim == ():
+        return tuple(range(x.ndim))
+    return (dim,) if isinstance(dim, int) else tuple(dim)
+
+
+# ---------------------------------------------------------------------------------- arithmetic
+def _add(args, out, t):
+    alpha = args[2] if len(args) > 2 else 1
+    tb = t[1] if alpha == 1 or t[1] is None else t[1] * alpha
+    return _sum(t[0], tb)
+
+
+def _sub(args, out, t):
+    alpha = args[2] if len(args) > 2 else 1
+    tb = None if t[1] is None else (-t[1] if alpha == 1 else t[1] * -alpha)
+    return _sum(t[0], tb)
+
+
+def _mul(args, out, t):
+    a, b = args
+    return _sum(None if t[0] is None else t[0] * b, None if t[1] is None else a * t[1])
+
+
+def _div(args, out, t):
+    a, b = args
+    return _sum(None if t[0] is None else t[0] / b,
+                None if t[1] is None else -t[1] * a / (b * b))
+
+
+def _pow_tensor_tensor(args, out, t):
+    x, y = args
+    tx = None if t[0] is None else where(y == 0, 0.0, t[0] * (y * x ** (y - 1)))
+    ty = None if t[1] is None else arithmetic._masked_log_term(t[1] * out, x, y)
+    return _sum(tx, ty)
+
+
+def _pow_tensor_scalar(args, out, t):
+    x, e = args
+    return t[0] * 0 if e == 0 else t[0] * (e * x ** (e - 1))
+
+
+def _pow_scalar_tensor(args, out, t):
+    import math
+
+    base = args[0]
+    return t[1] * out * math.log(base) if base != 0 else t[1] * 0
+
+
+# ---------------------------------------------------------------------------------- selection
+def _clamp_scalar(args, out, t):
+    return where(selection._inside(args[0], args[1], args[2]), t[0], 0.0)
+
+
+def _clamp_tensor(args, out, t):
+    x, lo, hi = args
+    terms = []
+    if t[0] is not None:
+        terms.append(where(selection._inside(x, lo, hi), t[0], 0.0))
+    if t[1] is not None:
+        low = x < lo
+        if hi is not None:
+            low = logical.logical_and(low, lo <= hi)
+        terms.append(where(low, t[1], 0.0))
+    if t[2] is not None:
+        high = x > hi
+        if lo is not None:
+            high = logical.logical_or(high, lo > hi)
+        terms.append(where(high, t[2], 0.0))
+    return _sum(*terms)
+
+
+def _clamp_min_tensor(args, out, t):
+    x, lo = args
+    return _sum(None if t[0] is None else where(x >= lo, t[0], 0.0),
+                None if t[1] is None else where(x < lo, t[1], 0.0))
+
+
+def _clamp_max_tensor(args, out, t):
+    x, hi = args
+    return _sum(None if t[0] is None else where(x <= hi, t[0], 0.0),
+                None if t[1] is None else where(x > hi, t[1], 0.0))
+
+
+def _extremum(larger: bool):
+    def rule(args, out, t):
+        a, b = args
+        ta, tb = _or_zeros(t[0], a), _or_zeros(t[1], b)
+        wins = a > b if larger else a < b
+        return where(wins, ta, where(a == b, (ta + tb) / 2, tb))
+
+    return rule
+
+
+def _where(args, out, t):
+    cond = args[0]
+    return where(cond, 0.0 if t[1] is None else t[1], 0.0 if t[2] is None else t[2])
+
+
+# ---------------------------------------------------------------------------------- reductions
+def _evenly(args, out, t):
+    x = args[0]
+    mask = x == out
+    return (t[0] * mask).sum() / mask.sum()
+
+
+def _picked(largest: bool):
+    def rule(args, out, t):
+        x, dim, keepdim = (tuple(args) + (False,))[:3]
+        if x.ndim == 0:
+            return t[0], None
+        idx = (x.argmax if largest else x.argmin)(dim, keepdim=True)
+        values = t[0].gather(dim, idx)
+        return (values if keepdim else values.squeeze(dim)), None
+
+    return rule
+
+
+def _amax(args, out, t):
+    x, dim, keepdim = args
+    dims = _reduce_dims(x, dim)
+    if x.ndim == 0:
+        return t[0]
+    full = reduction._expand_back(out, dims, keepdim, tuple(x.shape))
+    mask = x == full
+    picked = (t[0] * mask).sum(dims, keepdim=True) / mask.sum(dims, keepdim=True)
+    return picked if keepdim else picked.reshape(out.shape)
+
+
+def _prod(args, out, t):
+    x = args[0]
+    if len(args) == 1:
+        dims, keepdim = tuple(range(x.ndim)), False
+    else:
+        dims, keepdim = (args[1],), args[2]
+    if x.ndim == 0:
+        return t[0]
+    ones = out.new_ones(out.shape)
+    partials = reduction._prod_backward(ones, x, dims, keepdim)
+    return (partials * t[0]).sum(dims, keepdim=keepdim)
+
+
+def _variance(args, out, t, std: bool):
+    x, dim, correction, keepdim = args
+    dims, n = reduction._var_dims(x, None if dim is None else _reduce_dims(x, dim))
+    c = 1 if correction is None else correction
+    centred = x - x.mean(dims, keepdim=True)
+    dvar = (centred * t[0]).sum(dims, keepdim=keepdim) * (2.0 / (n - c))
+    if not std:
+        return dvar
+    return where(out == 0, 0.0, dvar / (2 * out))
+
+
+def _sort(args, out, t):
+    x, dim, descending = args
+    if x.ndim == 0:
+        return t[0], None
+    idx = reduction.sort(x.detach(), dim, descending, stable=True).indices
+    return t[0].gather(dim, idx), None
+
+
+# ---------------------------------------------------------------------------------- activation
+def _softmax(args, out, t):
+    dim = args[1]
+    return out * (t[0] - (out * t[0]).sum(dim, keepdim=True))
+
+
+def _log_softmax(args, out, t):
+    dim = args[1]
+    return t[0] - (out.exp() * t[0]).sum(dim, keepdim=True)
+
+
+def _logsumexp(args, out, t):
+    x, dim, keepdim = args
+    dims = _reduce_dims(x, dim)
+    full = reduction._expand_back(out, dims, keepdim, tuple(x.shape))
+    return ((x - full).exp() * t[0]).sum(dims, keepdim=keepdim)
+
+
+def _addmm(args, out, t):
+    bias, m1, m2, beta, alpha = args
+    terms = []
+    if t[0] is not None:
+        terms.append(t[0] * beta if beta != 1 else t[0])
+    prod = _sum(None if t[1] is None else t[1].mm(m2), None if t[2] is None else m1.mm(t[2]))
+    if prod is not None:
+        terms.append(prod * alpha if alpha != 1 else prod)
+    return _sum(*terms).expand(out.shape)
+
+
+def _nll(args, out, t):
+    x, target, weight, mode, ignore_index = args
+    name = {0: "none", 1: "mean", 2: "sum"}[mode]
+    return activation.nll_loss(t[0], target, weight, ignore_index=ignore_index, reduction=name)
+
+
+def _mse(args, out, t):
+    x, target, mode = args
+    diff = x - target
+    tangent = _sum(t[0], None if t[1] is None else -t[1])
+    terms = 2 * diff * tangent
+    return terms.mean() if mode == 1 else terms.sum() if mode == 2 else terms
+
+
+def _mm(mul):
+    def rule(args, out, t):
+        a, b = args
+        return _sum(None if t[0] is None else mul(t[0], b), None if t[1] is None else mul(a, t[1]))
+
+    return rule
+
+
+# ---------------------------------------------------------------------------------- joins
+def _joined(fn):
+    def rule(args, out, t):
+        tensors, dim = args[:-1], args[-1]
+        return fn([_or_zeros(tt, x) for tt, x in zip(t[:-1], tensors)], dim)
+
+    return rule
+
+
+def _fill_tensor(args, out, t):
+    return None if t[1] is None else t[1].expand(out.shape) + _zeros_like(out)
+
+
+def _copy(args, out, t):
+    return None if t[1] is None else t[1].to(out.dtype).expand(out.shape) + _zeros_like(out)
+
+
+RULES = {
+    # arithmetic
+    arithmetic.Add: _add, arithmetic.Sub: _sub,
+    arithmetic.Rsub: lambda a, o, t: -t[0] if (a[2] if len(a) > 2 else 1) == 1 else t[0] * -a[2],
+    arithmetic.Mul: _mul, arithmetic.Div: _div,
+    arithmetic.Reciprocal: lambda a, o, t: -t[0] * o * o,
+    arithmetic.PowTensorScalar: _pow_tensor_scalar, arithmetic.PowTensorTensor: _pow_tensor_tensor,
+    arithmetic.PowScalarTensor: _pow_scalar_tensor,
+    # one-input math
+    unary.Neg: lambda a, o, t: -t[0],
+    unary.Exp: _chain(lambda x, y: y), unary.Log: lambda a, o, t: t[0] / a[0],
+    unary.Sin: _chain(lambda x, y: x.cos()), unary.Cos: _chain(lambda x, y: -x.sin()),
+    unary.Tanh: _chain(lambda x, y: 1 - y * y), unary.Sigmoid: _chain(lambda x, y: (1 - y) * y),
+    unary.Relu: lambda a, o, t: t[0] * (o > 0), unary.Sqrt: lambda a, o, t: t[0] / (2 * o),
+    unary.Expm1: _chain(lambda x, y: y + 1), unary.Tan: _chain(lambda x, y: y * y + 1),
+    unary.Rsqrt: _chain(lambda x, y: y * y * y * -0.5), unary.Abs: _chain(lambda x, y: x.sign()),
+    unary.Log1p: lambda a, o, t: t[0] / (a[0] + 1),
+    unary.Sign: _piecewise_constant, unary.Round: _piecewise_constant,
+    unary.RoundDecimals: _piecewise_constant, unary.Floor: _piecewise_constant,
+    unary.Ceil: _piecewise_constant,
+    logical.NanToNum: lambda a, o, t: where(logical.isfinite(a[0]), t[0], 0.0),
+    # selection
+    selection.ClampScalar: _clamp_scalar, selection.ClampTensor: _clamp_tensor,
+    selection.ClampMinScalar: lambda a, o, t: where(a[0] >= a[1], t[0], 0.0),
+    selection.ClampMaxScalar: lambda a, o, t: where(a[0] <= a[1], t[0], 0.0),
+    selection.ClampMinTensor: _clamp_min_tensor, selection.ClampMaxTensor: _clamp_max_tensor,
+    selection.Maximum: _extremum(True), selection.Minimum: _extremum(False),
+    selection.Where: _where,
+    # reductions
+    reduction.SumAll: lambda a, o, t: t[0].sum(),
+    reduction.SumDim: _linear(lambda t, dim, keepdim=False: t.sum(dim, keepdim=keepdim)),
+    reduction.MeanAll: lambda a, o, t: t[0].mean(),
+    reduction.MeanDim: _linear(lambda t, dim, keepdim=False: t.mean(dim, keepdim=keepdim)),
+    reduction.Cumsum: _linear(lambda t, dim: t.cumsum(dim)),
+    reduction.MaxAll: _evenly, reduction.MinAll: _evenly,
+    reduction.MaxDim: _picked(True), reduction.MinDim: _picked(False),
+    reduction.Amax: _amax, reduction.Amin: _amax,
+    reduction.ProdAll: _prod, reduction.ProdDim: _prod,
+    reduction.Var: lambda a, o, t: _variance(a, o, t, False),
+    reduction.Std: lambda a, o, t: _variance(a, o, t, True),
+    reduction.Sort: _sort, reduction.SortStable: _sort,
+    reduction.Scatter: lambda a, o, t: reduction.scatter(
+        _or_zeros(t[0], a[0]), a[1], a[2], _or_zeros(t[3], a[3])),
+    reduction.ScatterValue: lambda a, o, t: reduction.scatter(t[0], a[1], a[2], 0.0),
+    # shapes
+    shape.View: _linear(lambda t, s: t.reshape(s)),
+    shape.UnsafeView: _linear(lambda t, s: t.reshape(s)),
+    shape.ReshapeAlias: _linear(lambda t, s: t.reshape(s)),
+    shape.T: lambda a, o, t: t[0].t(),
+    shape.Transpose: _linear(lambda t, d0, d1: t.transpose(d0, d1)),
+    shape.Permute: _linear(shape.permute),
+    shape.Unsqueeze: _linear(shape.unsqueeze),
+    shape.SqueezeDim: _linear(lambda t, dim: shape.squeeze(t, dim)),
+    shape.SqueezeMatmul: _linear(lambda t, dim: shape.squeeze(t, dim)),
+    shape.SqueezeAll: lambda a, o, t: t[0].reshape(o.shape),
+    shape.Expand: _linear(lambda t, sizes: t.expand(sizes)),
+    shape.Clone: lambda a, o, t: t[0].clone(),
+    shape.ToCopy: _linear(lambda t, dtype: t.to(dtype)),
+    shape.Unbind: _linear(lambda t, dim=0: shape.unbind(t, dim)),
+    shape.Split: _linear(lambda t, size, dim: shape.split(t, size, dim)),
+    shape.SplitWithSizes: _linear(lambda t, sizes, dim: shape.split_with_sizes(t, sizes, dim)),
+    shape.Stack: _joined(shape.stack), shape.Cat: _joined(shape.cat),
+    # matrix products
+    linalg.Mm: _mm(lambda a, b: a.mm(b)), linalg.Mv: _mm(lambda a, b: a.mv(b)),
+    linalg.Dot: _mm(lambda a, b: a.dot(b)), linalg.Bmm: _mm(lambda a, b: linalg.bmm(a, b)),
+    # indexing
+    indexing.Alias: lambda a, o, t: t[0],
+    indexing.Select: _linear(indexing.select),
+    indexing.Slice: _linear(indexing._slice),
+    indexing.SelectBackward: _linear(indexing.select_backward),
+    indexing.SliceBackward: _linear(indexing.slice_backward),
+    indexing.Index: lambda a, o, t: indexing._index(t[0], a[1], False),
+    indexing.IndexPut: lambda a, o, t: _sum(
+        t[0], None if t[2] is None else indexing.index_backward(t[2], tuple(a[0].shape), a[1])),
+    indexing.IndexSelect: _linear(indexing.index_select),
+    indexing.IndexAdd: lambda a, o, t: _sum(
+        t[0], None if t[3] is None else indexing.index_select_backward(
+            t[3] * a[4] if a[4] != 1 else t[3], tuple(a[0].shape), a[1], a[2])),
+    indexing.Gather: lambda a, o, t: indexing.gather(t[0], a[1], a[2]),
+    indexing.ScatterAdd: lambda a, o, t: _sum(
+        t[0], None if t[3] is None else indexing.gather_backward(
+            t[3], tuple(a[0].shape), a[1], a[2])),
+    # in-place building blocks and writes
+    inplace.AsStrided: _linear(inplace.as_strided),
+    inplace.AsStridedScatter: lambda a, o, t: inplace.as_strided_scatter(
+        _or_zeros(t[0], a[0]), _or_zeros(t[1], a[1]), a[2]),
+    inplace.Zero: _piecewise_constant, inplace.FillScalar: _piecewise_constant,
+    inplace.FillTensor: _fill_tensor, inplace.Copy: _copy,
+    setitem.IndexPut: lambda a, o, t: setitem.index_put(
+        _or_zeros(t[0], a[0]), a[1],
+        _or_zeros(t[2], a[2]) if isinstance(a[2], Tensor) else 0.0, a[3]),
+    # softmax family and losses
+    activation.Softmax: _softmax, activation.LogSoftmax: _log_softmax,
+    activation.Logsumexp: _logsumexp, activation.Addmm: _addmm,
+    activation.NllLoss: _nll, activation.MseLoss: _mse,
+    activation.MaskedFill: lambda a, o, t: activation.masked_fill_zero(t[0], a[1]),
+}
+
+
+def install() -> None:
+    """Attach each rule to its op class as its ``jvp``."""
+    for op, rule in RULES.items():
+        op.jvp = staticmethod(rule)
