@@ -108,14 +108,9 @@ class Log(SavesInput):
         return grad / x
 
 
-def _log_kernel(d):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(d)
-
-
 def log(x: Tensor) -> Tensor:
     """Natural logarithm."""
-    return unary(Log, x, _log_kernel, to_float=True)
+    return unary(Log, x, _LOG, to_float=True)
 
 
 class Sin(SavesInput):
@@ -229,14 +224,9 @@ class Sqrt(SavesResult):
         return grad / (2 * y)
 
 
-def _sqrt_kernel(d):
-    with np.errstate(invalid="ignore"):
-        return np.sqrt(d)
-
-
 def sqrt(x: Tensor) -> Tensor:
     """Square root."""
-    return unary(Sqrt, x, _sqrt_kernel, to_float=True)
+    return unary(Sqrt, x, _SQRT, to_float=True)
 
 
 class Log1p(SavesInput):
@@ -253,7 +243,7 @@ class Log1p(SavesInput):
 
 def log1p(x: Tensor) -> Tensor:
     """log(1 + x), accurate for small x."""
-    return unary(Log1p, x, quiet(np.log1p), to_float=True)
+    return unary(Log1p, x, _LOG1P, to_float=True)
 
 
 class Expm1(SavesResult):
@@ -304,7 +294,7 @@ class Rsqrt(SavesResult):
 
 def rsqrt(x: Tensor) -> Tensor:
     """1 / √x."""
-    return unary(Rsqrt, x, quiet(lambda d: 1 / np.sqrt(d)), to_float=True)
+    return unary(Rsqrt, x, _RSQRT, to_float=True)
 
 
 class _PiecewiseConstant(UnaryFunction):
@@ -380,3 +370,8 @@ def ceil(x: Tensor) -> Tensor:
     return unary(Ceil, x, np.ceil)
 
 
+# Kernels that return nan/inf for out-of-domain inputs silently, as torch does.
+_LOG = quiet(np.log)
+_SQRT = quiet(np.sqrt)
+_LOG1P = quiet(np.log1p)
+_RSQRT = quiet(lambda d: 1 / np.sqrt(d))
