@@ -163,3 +163,51 @@ def test_several_outputs_and_non_tensor_arguments(T):
     x = leaf(T, [0.5, -1.0, 2.0])
     assert T.autograd.gradcheck(lambda a, k: (a.sin() * k, a.exp().sum()), (x, 3.0))
     assert T.autograd.gradgradcheck(lambda a, k: (a.sin() * k, a.exp().sum()), (x, 3.0))
+
+
+def test_an_expanded_input_that_requires_grad_is_rejected(T):
+    expanded = T.ones(1, dtype=T.float64).expand(3)
+    assert T.autograd.gradcheck(lambda a, b: a * b, (leaf(T, [0.5, -1.0, 2.0]), expanded))
+    with pytest.raises(RuntimeError, match="The 0th input has a dimension with stride 0"):
+        T.autograd.gradcheck(lambda a: a * 2, (expanded.requires_grad_(),))
+
+
+def test_inputs_and_outputs_are_counted_among_the_differentiable_ones(T):
+    x = leaf(T, [0.5, -1.0])
+    constant = T.tensor(np.array([1.5, 2.0]))
+    wrong = functions(T)["wrong"].apply
+    with pytest.raises(gradcheck_error(T), match="output 0 with respect to input 0,"):
+        T.autograd.gradcheck(lambda c, a: (c * 2, wrong(a)), (constant, x))
+
+
+def test_outputs_that_do_not_require_grad_must_not_depend_on_the_inputs(T):
+    x = leaf(T, [0.5, -1.0])
+    assert T.autograd.gradcheck(lambda a: (a > 0).double(), (x,))
+    with pytest.raises(gradcheck_error(T), match="Numerical gradient for function expected to"):
+        T.autograd.gradcheck(lambda a: a.detach() * 2, (x,))
+
+
+def test_an_output_whose_shape_changes_when_perturbed_is_an_assertion_error(T):
+    x = leaf(T, [1e-7, 1.0])  # moving x[0] by eps crosses 0
+    with pytest.raises(AssertionError, match=r"same shape when inputs are perturbed on index "
+                                             r"\(0,\) by 1e-06, but got: shapes "):
+        T.autograd.gradcheck(lambda a: a[a > 0], (x,))
+
+
+@pytest.mark.ext_only
+def test_gradients_of_the_wrong_dtype_or_size_fail_with_torchs_messages(monkeypatch):
+    # Both engines cast and shape-check gradients before autograd.grad returns them, so these
+    # checks only fire if that ever breaks: pretend it did.
+    import ext
+
+    module = importlib.import_module("ext.autograd.gradcheck")
+    real = module.vjp_matrices
+    x = leaf(ext, [0.5, -1.0])
+    error = module.GradcheckError
+    monkeypatch.setattr(module, "vjp_matrices", lambda *a: (real(*a)[0], False, True))
+    assert ext.autograd.gradcheck(lambda a: a * 2, (x,))
+    with pytest.raises(error, match="^Gradient has dtype mismatch$"):
+        ext.autograd.gradcheck(lambda a: a * 2, (x,), check_grad_dtypes=True)
+    monkeypatch.setattr(module, "vjp_matrices", lambda *a: (real(*a)[0], True, False))
+    with pytest.raises(error, match="^Analytical gradient has incorrect size$"):
+        ext.autograd.gradcheck(lambda a: a * 2, (x,))

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._tensor import Tensor, wrap
 from .._warnings import warn_once
-from . import graph
+from . import forward_ad, functional, graph
 from .anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,

@@ -67,17 +67,72 @@ def _level(level: int | None) -> int:
     return level
 
 
+def _version(t: Tensor) -> int:
+    vc = t._vc
+    return vc[0] if vc else 0
+
+
 def tangent_of(t: Tensor) -> Tensor | None:
-    """The tangent ``t`` carries at the current level (None if it has none)."""
+    """The tangent ``t`` carries at the current level (None if it has none).
+
+    A view's tangent is the matching part of its base's tangent: when the base changed in place
+    since the view's tangent was set, it is read again from the base.
+    """
+    level = STATE.fw_level
     fw = getattr(t, "_fw_grad", None)
-    if fw is None or fw[0] != STATE.fw_level:
+    info = getattr(t, "_view", None)
+    if info is not None and (fw is None or fw[2] != _version(t)):
+        base_fw = getattr(info.base, "_fw_grad", None)
+        if base_fw is not None and base_fw[0] == level:
+            from ..functions.inplace import _positions, as_strided
+
+            derived = _untracked(as_strided, base_fw[1], _positions(t, info.base))
+            t._fw_grad = (level, derived.reshape(t.shape), _version(t))
+            return t._fw_grad[1]
+    if fw is None or fw[0] != level:
         return None
     return fw[1]
 
 
 def set_tangent(t: Tensor, tangent: Tensor) -> None:
     """Attach ``tangent`` to ``t`` at the current level."""
-    t._fw_grad = (STATE.fw_level, tangent)
+    t._fw_grad = (STATE.fw_level, tangent, _version(t))
+
+
+def _untracked(fn, *args):
+    """Run ``fn`` with the forward-AD level off (tangent arithmetic is not itself tracked)."""
+    level = STATE.fw_level
+    STATE.fw_level = None
+    refresh_special()
+    try:
+        return fn(*args)
+    finally:
+        STATE.fw_level = level
+        refresh_special()
+
+
+def write_tangent(t: Tensor, result: Tensor) -> None:
+    """After ``t`` was overwritten in place with ``result``: t takes result's tangent, and when
+    t is a view, its base's tangent gets that part replaced."""
+    new = tangent_of(result)
+    info = getattr(t, "_view", None)
+    if info is None:
+        if new is not None:
+            set_tangent(t, new)
+        return
+    base = info.base
+    base_t = tangent_of(base)
+    if new is None and base_t is None:
+        return
+    from ..functions.inplace import _positions, as_strided_scatter
+
+    if new is None:
+        new = t.new_zeros(t.shape)
+    if base_t is None:
+        base_t = base.new_zeros(base.shape)
+    set_tangent(base, _untracked(as_strided_scatter, base_t, new.reshape(t.shape),
+                                 _positions(t, base)))
+    set_tangent(t, new)
 
 
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
@@ -100,7 +155,8 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
 
     # Like torch's, the dual is a view of the primal: an alias with its own tangent.
     dual = getitem(tensor, Ellipsis) if tensor._requires_grad else _alias(tensor)
-    dual._fw_grad = (level, tangent)
+    # The dual is a view of a base without a tangent: it keeps its own.
+    dual._fw_grad = (level, tangent, _version(dual))
     return dual
 
 
@@ -114,11 +170,13 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     """The primal (a view without the tangent) and the tangent of ``tensor``."""
     if level is None:
         level = STATE.fw_level
-    fw = getattr(tensor, "_fw_grad", None)
-    if fw is None or level is None or fw[0] != level:
+    if level is None or level != STATE.fw_level:
+        return UnpackedDualTensor(tensor, None)
+    tangent = tangent_of(tensor)
+    if tangent is None:
         return UnpackedDualTensor(tensor, None)
     primal = _alias(tensor) if not tensor._requires_grad else tensor.view_as(tensor)
-    return UnpackedDualTensor(primal, fw[1])
+    return UnpackedDualTensor(primal, tangent)
 
 
 def propagate(op: type, outputs: tuple, args: tuple) -> None:
@@ -130,9 +188,8 @@ def propagate(op: type, outputs: tuple, args: tuple) -> None:
     for a in args:
         t = None
         if type(a) is Tensor:
-            fw = getattr(a, "_fw_grad", None)
-            if fw is not None and fw[0] == level:
-                t = fw[1]
+            t = tangent_of(a)
+            if t is not None:
                 found = True
         tangents.append(t)
     if not found:
@@ -154,4 +211,4 @@ def propagate(op: type, outputs: tuple, args: tuple) -> None:
                 t = t.to(o.dtype)
             if t._data.shape != o._data.shape:
                 t = t.expand(o.shape)
-            o._fw_grad = (level, t)
+            o._fw_grad = (level, t, _version(o))

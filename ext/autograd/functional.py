@@ -374,9 +374,11 @@ def jacobian(func: Callable[..., Tensors], inputs: Tensors, create_graph: bool =
     output does not depend on gives zeros (an error with ``strict=True``).
 
     ``vectorize=True`` gives the same values as the default: torch batches the backward passes
-    with vmap, here they run one after another. ``strategy="forward-mode"`` (which, as in torch,
-    needs ``vectorize=True`` and refuses ``create_graph`` and ``strict``) is computed with the
-    same reverse-mode passes, so its results are those of the forward-mode Jacobian.
+    with vmap, here they run one after another in a loop. ``strategy="forward-mode"`` (which, as
+    in torch, needs ``vectorize=True`` and refuses ``create_graph`` and ``strict``) is computed
+    with the same reverse-mode passes: the values and the nesting (lists, as in torch) are those
+    of torch's forward-mode Jacobian, but the results are detached, whereas torch's stay attached
+    to the graph of inputs that require grad.
     """
     if strategy not in _STRATEGIES:
         raise AssertionError(_STRATEGY_ERROR)
@@ -402,8 +404,11 @@ def jacobian(func: Callable[..., Tensors], inputs: Tensors, create_graph: bool =
             raise RuntimeError(
                 "ext.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
                 "supported together. Please either set `strict=False` or `vectorize=False`.")
-        result = _jacobian_rows(outputs, inputs, create_graph, strict)
-        result = _grad_postprocess(result, create_graph)
+        result = _grad_postprocess(_jacobian_rows(outputs, inputs, create_graph, strict),
+                                   create_graph)
+        if strategy == "forward-mode":
+            # torch's forward-mode Jacobian nests lists where the reverse-mode one nests tuples.
+            result = [list(row) for row in result]
         return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))
 
 

@@ -235,6 +235,11 @@ class SavedTensor:
         self._requires_grad = t._requires_grad
         self._unpack = None
         self._tensor = t.detach() if is_output else t
+        if is_output and STATE.special:
+            # Under forward AD the saved output keeps its tangent (for forward-over-reverse).
+            fw = getattr(t, "_fw_grad", None)
+            if fw is not None:
+                self._tensor._fw_grad = fw
         if hooks is not None:
             self._set_hooks(t, *hooks)
 
@@ -288,6 +293,10 @@ class SavedTensor:
             out._grad_fn = node
             out._output_nr = self._output_nr
             out._requires_grad = True
+        if STATE.special:
+            fw = getattr(t, "_fw_grad", None)
+            if fw is not None:
+                out._fw_grad = fw
         return out
 
     def _unpack_hooked(self, node: Node | None) -> Tensor:

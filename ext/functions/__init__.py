@@ -17,6 +17,7 @@ from . import (
     indexing,
     inplace,
     linalg,
+    nn_ops,
     pointwise,
     reduction,
     setitem,
@@ -26,7 +27,8 @@ from ._builtin import BuiltinFunction, namespace_of
 
 __all__ = ["BuiltinFunction", "namespace_of", "METHODS", "FUNCTIONS", "install_methods"]
 
-_MODULES = (pointwise, reduction, linalg, shape, indexing, setitem, activation, creation)
+_MODULES = (pointwise, reduction, linalg, shape, indexing, setitem, activation, creation,
+            nn_ops)
 
 METHODS: dict = {}
 FUNCTIONS: dict = {}

@@ -269,11 +269,14 @@ def _joined(fn):
 
 
 def _fill_tensor(args, out, t):
-    return None if t[1] is None else t[1].expand(out.shape) + _zeros_like(out)
+    # The old value is overwritten: its tangent is gone, the value's spreads everywhere.
+    return _zeros_like(out) if t[1] is None else t[1].expand(out.shape) + _zeros_like(out)
 
 
 def _copy(args, out, t):
-    return None if t[1] is None else t[1].to(out.dtype).expand(out.shape) + _zeros_like(out)
+    if t[1] is None:
+        return _zeros_like(out)
+    return t[1].to(out.dtype).expand(out.shape) + _zeros_like(out)
 
 
 RULES = {

@@ -571,7 +571,7 @@ def _chain(x: Tensor, steps: list) -> Tensor:
     """The tensor after the basic steps: one node per step when recording, else the last view."""
     if not steps:
         return x
-    if not (x._requires_grad and STATE.grad_enabled):
+    if not (x._requires_grad and STATE.grad_enabled or STATE.special):
         return _share_version(wrap(steps[-1][2]), x)
     for op, args, data in steps:
         x = _view_of(op, x, data, args)

@@ -118,8 +118,16 @@ def _write(t: Tensor, result: Tensor) -> None:
 
 
 def _alias(t: Tensor) -> Tensor:
-    """A new tensor object for t's current value and history, with a counter of its own."""
+    """A new tensor object for t's current value, history and tangent, with a counter of its
+    own."""
     a = wrap(t._data)
+    fw = getattr(t, "_fw_grad", None)
+    if fw is not None:
+        from ..autograd.forward_ad import tangent_of
+
+        tangent = tangent_of(t)
+        if tangent is not None:
+            a._fw_grad = (fw[0], tangent, 0)
     a._grad_fn = t._grad_fn
     a._output_nr = t._output_nr
     a._requires_grad = t._requires_grad
@@ -140,7 +148,7 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     recording = STATE.grad_enabled and not STATE.inference and (
         t._requires_grad or any(type(a) is Tensor and a._requires_grad for a in args))
     if not recording:
-        if not kwargs and len(args) == 1 and _write_direct(t, op, args[0]):
+        if not kwargs and len(args) == 1 and not STATE.special and _write_direct(t, op, args[0]):
             return t
         prev = STATE.grad_enabled
         STATE.grad_enabled = False
@@ -151,9 +159,10 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
         _write(t, result)
         if t._vc is not False:
             bump_version(t)
-        fw = getattr(result, "_fw_grad", None)
-        if fw is not None:
-            t._fw_grad = fw
+        if STATE.fw_level is not None:
+            from ..autograd.forward_ad import write_tangent
+
+            write_tangent(t, result)
         return t
     info = getattr(t, "_view", None)
     if info is not None:
@@ -166,9 +175,10 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
         old._data = old._data.copy()
     _write(t, result)
     bump_version(t)
-    fw = getattr(result, "_fw_grad", None)
-    if fw is not None:
-        t._fw_grad = fw
+    if STATE.fw_level is not None:
+        from ..autograd.forward_ad import write_tangent
+
+        write_tangent(t, result)
     if node is None:
         return t
     if info is None:

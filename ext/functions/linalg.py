@@ -233,7 +233,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         if da == 1:
             return dot(a, b) if db == 1 else squeeze(mm(unsqueeze(a, 0), b), 0, _op=SqueezeMatmul)
         return mv(a, b) if db == 1 else mm(a, b)
-    if STATE.grad_enabled and (a._requires_grad or b._requires_grad):
+    if STATE.grad_enabled and (a._requires_grad or b._requires_grad) or STATE.special:
         return _batched(a, b)
     # Without a graph to build, NumPy's matmul computes the same values in one call. Anything
     # it might get wrong (dtypes, sizes) goes through torch's composition, which raises torch's

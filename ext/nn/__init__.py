@@ -1,6 +1,32 @@
 """``ext.nn``: what training a model on the mini-engine needs, with torch.nn's names.
 
-For now this is ``ext.nn.functional`` (activations, ``linear`` and the losses).
+``Module`` and its hooks, ``Parameter``, the layers (``Linear``, ``LayerNorm``, ``Embedding``,
+activations, ``Dropout``), containers (``Sequential``, ``ModuleList``), losses, ``ext.nn.init``
+and ``ext.nn.functional``.
 """
 
 from . import functional
+from .parameter import Parameter
+from .modules import (
+    GELU,
+    CrossEntropyLoss,
+    Dropout,
+    Embedding,
+    Identity,
+    LayerNorm,
+    Linear,
+    Module,
+    ModuleList,
+    MSELoss,
+    ReLU,
+    Sequential,
+    SiLU,
+    Sigmoid,
+    Softmax,
+    Tanh,
+)
+from . import init
+
+__all__ = ["functional", "init", "Parameter", "Module", "Sequential", "ModuleList", "Linear",
+           "Identity", "ReLU", "Sigmoid", "Tanh", "GELU", "SiLU", "Softmax", "Dropout",
+           "LayerNorm", "Embedding", "MSELoss", "CrossEntropyLoss"]

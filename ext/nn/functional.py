@@ -17,11 +17,13 @@ import numpy as np
 from .._state import STATE
 from .._tensor import Tensor, wrap
 from ..functions import activation as _ops
+from ..functions import nn_ops as _nn_ops
 from ..functions._builtin import record
+from ..functions.inplace import apply_inplace
 from ..functions.shape import UnsafeView
 
-__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss",
-           "nll_loss", "cross_entropy"]
+__all__ = ["relu", "sigmoid", "tanh", "gelu", "silu", "softmax", "log_softmax", "linear",
+           "layer_norm", "dropout", "embedding", "mse_loss", "nll_loss", "cross_entropy"]
 
 
 def _check_tensor(x, fn: str, arg: str, position: int) -> None:
@@ -44,6 +46,17 @@ def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
 def tanh(input: Tensor) -> Tensor:  # noqa: A002
     """The hyperbolic tangent, elementwise."""
     return input.tanh()
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
+    """x Φ(x), Φ the standard normal CDF; ``approximate='tanh'``: 0.5x(1 + tanh(√(2/π)(x +
+    0.044715x³)))."""
+    return _nn_ops.gelu(input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x σ(x) elementwise; ``inplace`` overwrites ``input``."""
+    return apply_inplace(input, _nn_ops.silu) if inplace else _nn_ops.silu(input)
 
 
 def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
@@ -90,6 +103,37 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             return out.view(*sizes[:-1], out.shape[1])
         return _matmul(input, weight.t()) + bias
     return _matmul(input, weight.t())
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,  # noqa: A002
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalize the trailing ``normalized_shape`` dims to mean 0 and variance 1, then apply
+    the elementwise ``weight`` and ``bias`` when given."""
+    return _nn_ops.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
+            inplace: bool = False) -> Tensor:
+    """While ``training``, zero each element with probability ``p`` and scale the others by
+    1 / (1 - p) (the mask comes from ext's generator); otherwise the input itself."""
+    return _nn_ops.dropout(input, p, training, inplace)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # noqa: A002
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """The rows of ``weight`` at the integer ``input`` indices; the ``padding_idx`` row gets
+    no gradient, and ``max_norm`` first rescales (in place) the rows that are read."""
+    if padding_idx is not None:
+        if padding_idx >= weight.size(0) or padding_idx < -weight.size(0):
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        if padding_idx < 0:
+            padding_idx += weight.size(0)
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        _nn_ops.embedding_renorm_(weight, input, max_norm, norm_type)
+    return _nn_ops.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
 def _matmul(a: Tensor, b: Tensor) -> Tensor:

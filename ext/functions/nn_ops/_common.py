@@ -1,0 +1,28 @@
+"""Checks shared by the ``nn_ops`` modules."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._dtype import FROM_NUMPY
+from ..._state import STATE
+from ..._tensor import Tensor
+
+
+def check_tensor(x, fn: str, arg: str = "input", position: int = 1) -> None:
+    """torch's TypeError for a non-tensor argument."""
+    if type(x) is not Tensor:
+        raise TypeError(f"{fn}(): argument '{arg}' (position {position}) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def float_kernel(d: np.ndarray, kernel: str) -> None:
+    """torch's NotImplementedError for a kernel that takes floating dtypes only."""
+    if d.dtype.kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{FROM_NUMPY[d.dtype]._short}'")
+
+
+def records(x: Tensor) -> bool:
+    """Whether a one-input op on ``x`` goes through ``record`` (grad or a special mode)."""
+    return x._requires_grad and STATE.grad_enabled or STATE.special

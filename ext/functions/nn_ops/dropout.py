@@ -1,0 +1,34 @@
+"""dropout: no node of its own. As in torch, the input is multiplied by a scaled random mask, so
+its node is ``MulBackward0`` and the mask is its ``_saved_other``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import _factories
+from ..._dtype import FROM_NUMPY
+from ..._tensor import Tensor, wrap
+from ._common import check_tensor
+
+__all__ = ["dropout"]
+
+
+def dropout(x: Tensor, p: float, training: bool, inplace: bool = False) -> Tensor:
+    """Zero each element with probability ``p`` and scale the others by 1 / (1 - p), with a mask
+    drawn from ext's default generator; the identity when not training or p = 0."""
+    check_tensor(x, "dropout")
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    d = x._data
+    if not training or p == 0 or d.size == 0:
+        return x
+    if d.dtype.kind != "f":
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{FROM_NUMPY[d.dtype]._short}")
+    if p == 1:
+        # As torch: a product with a 0-d zero, which keeps the input's signs (-0.0).
+        mask = np.zeros((), d.dtype)
+    else:
+        keep = _factories.default_generator._rng.random(d.shape) < 1 - p
+        mask = keep.astype(d.dtype) * np.asarray(1 / (1 - p), d.dtype)
+    return x.mul_(wrap(mask)) if inplace else x * wrap(mask)

@@ -1,0 +1,164 @@
+"""layer_norm: torch's ``native_layer_norm`` and its node, which saves the per-row mean and
+reciprocal standard deviation (``result1``, ``result2``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._state import STATE
+from ..._tensor import Tensor, wrap
+from .._builtin import BuiltinFunction, as_array, namespace_of, record_node
+from ._common import check_tensor, float_kernel
+
+__all__ = ["layer_norm"]
+
+
+def _norm_dims(ndim: int, normalized_shape: tuple) -> tuple:
+    return tuple(range(ndim - len(normalized_shape), ndim))
+
+
+def _normalized(x, dims: tuple, eps: float) -> tuple:
+    """xhat = (x - mean) * rstd over ``dims``, and rstd, in tensor ops: a backward that builds
+    a graph recomputes them from x rather than reading the saved (constant) statistics."""
+    centered = x - x.mean(dims, keepdim=True)
+    rstd = ((centered * centered).mean(dims, keepdim=True) + eps).rsqrt()
+    return centered * rstd, rstd
+
+
+def _sum_to_param(t, batch: tuple):
+    # A parameter's gradient sums over the leading (batch) dims; with none there is no sum.
+    return t.sum(batch) if batch else t
+
+
+class NativeLayerNorm(BuiltinFunction):
+    """(x - mean) * rstd * weight + bias over the trailing ``normalized_shape`` dims.
+
+    With xhat the normalized input, g = grad * weight and means over the normalized dims:
+    dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), dweight = sum(grad * xhat) and
+    dbias = sum(grad) over the leading dims.
+    """
+
+    node_name = "NativeLayerNormBackward0"
+    saved_fields = ("input", "result1", "result2", "weight", "bias")
+    saved_attrs = ("normalized_shape",)
+    ctx_attrs = ("eps",)
+    tensor_positions = (0, 2, 3)
+
+    @staticmethod
+    def forward(x, normalized_shape, weight, bias, eps):
+        return namespace_of(x).nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, normalized_shape, weight, bias, eps = inputs
+        if isinstance(output, tuple):
+            _, mean, rstd = output
+        else:
+            dims = _norm_dims(x.dim(), normalized_shape)
+            mean = x.mean(dims, keepdim=True)
+            rstd = (x.var(dims, unbiased=False, keepdim=True) + eps).rsqrt()
+        ctx.normalized_shape = tuple(normalized_shape)
+        ctx.eps = eps
+        ctx.save_for_backward(x, mean, rstd, weight, bias)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, mean, rstd, weight, bias = ctx.saved_tensors
+        dims = _norm_dims(x.dim(), ctx.normalized_shape)
+        batch = tuple(range(dims[0]))
+        needs = ctx.needs_input_grad
+        if type(grad) is Tensor and not STATE.grad_enabled:
+            return _layer_norm_backward_kernel(grad._data, x._data, mean._data, rstd._data,
+                                               weight, dims, batch, needs)
+        xhat, rstd = _normalized(x, dims, ctx.eps)
+        gx = gw = gb = None
+        if needs[0]:
+            g = grad if weight is None else grad * weight
+            gx = (g - g.mean(dims, keepdim=True)
+                  - xhat * (g * xhat).mean(dims, keepdim=True)) * rstd
+        if weight is not None and needs[2]:
+            gw = _sum_to_param(grad * xhat, batch)
+        if bias is not None and needs[3]:
+            gb = _sum_to_param(grad, batch)
+        return gx, None, gw, gb, None
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        x, normalized_shape, weight, bias, eps = args
+        tx, _, tw, tb, _ = tangents
+        dims = _norm_dims(x.dim(), normalized_shape)
+        xhat, rstd = _normalized(x, dims, eps)
+        result = None
+        if tx is not None:
+            dxhat = (tx - tx.mean(dims, keepdim=True)
+                     - xhat * (xhat * tx).mean(dims, keepdim=True)) * rstd
+            result = dxhat if weight is None else dxhat * weight
+        for term in (None if tw is None else xhat * tw, tb):
+            if term is not None:
+                result = term if result is None else result + term
+        return result
+
+
+def _layer_norm_backward_kernel(g, x, mean, rstd, weight, dims, batch, needs) -> tuple:
+    xhat = (x - mean) * rstd
+    gx = gw = gb = None
+    if needs[0]:
+        gs = g if weight is None else g * weight._data
+        gx = wrap(as_array(rstd * (gs - gs.mean(axis=dims, keepdims=True)
+                                   - xhat * (gs * xhat).mean(axis=dims, keepdims=True))))
+    if needs[2]:
+        gw = wrap(as_array((g * xhat).sum(axis=batch)))
+    if needs[3]:
+        gb = wrap(as_array(g.sum(axis=batch)))
+    return gx, None, gw, gb, None
+
+
+def _check_layer_norm(x, normalized_shape, weight, bias) -> tuple:
+    """torch's checks, in torch's order; returns the normalized shape as a tuple of ints."""
+    check_tensor(x, "layer_norm")
+    if isinstance(normalized_shape, int) or not all(isinstance(s, int)
+                                                    for s in normalized_shape):
+        raise TypeError(f"layer_norm(): argument 'normalized_shape' (position 2) must be tuple "
+                        f"of ints, not {type(normalized_shape).__name__}")
+    shape = tuple(normalized_shape)
+    d = x._data
+    for p in (weight, bias):
+        if p is not None and p._data.dtype != d.dtype:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and p._data.shape != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape {list(p._data.shape)} and "
+                               f"normalized_shape = {list(shape)}")
+    if d.ndim < len(shape) or d.shape[d.ndim - len(shape):] != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
+                           f"{list(d.shape)}")
+    float_kernel(d, "LayerNormKernelImpl")
+    return shape
+
+
+def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalize the trailing ``normalized_shape`` dims of ``x`` to mean 0 and variance 1, then
+    scale by ``weight`` and shift by ``bias`` (elementwise, when given)."""
+    shape = _check_layer_norm(x, normalized_shape, weight, bias)
+    d = x._data
+    dims = _norm_dims(d.ndim, shape)
+    mean = d.mean(axis=dims, keepdims=True)
+    centered = d - mean
+    rstd = 1 / np.sqrt((centered * centered).mean(axis=dims, keepdims=True) + eps)
+    out = centered * rstd
+    if weight is not None:
+        out *= weight._data
+    if bias is not None:
+        out += bias._data
+    out = wrap(out)
+    if STATE.grad_enabled and (x._requires_grad or (weight is not None and weight._requires_grad)
+                               or (bias is not None and bias._requires_grad)) or STATE.special:
+        record_node(NativeLayerNorm, (out,), (x, weight, bias), (x, shape, weight, bias, eps),
+                    result=(out, wrap(mean), wrap(rstd)))
+    return out

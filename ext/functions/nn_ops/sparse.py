@@ -1,0 +1,101 @@
+"""embedding: rows of a weight matrix picked by integer indices, and ``max_norm``'s renorm."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._dtype import FROM_NUMPY
+from ..._state import STATE
+from ..._tensor import Tensor, bump_version, wrap
+from .._builtin import BuiltinFunction, namespace_of, record
+from ..indexing import index_select_backward
+from ._common import check_tensor
+
+__all__ = ["embedding", "embedding_renorm_"]
+
+
+class Embedding(BuiltinFunction):
+    """Rows ``indices`` of ``weight``: dweight adds each grad row back to the row it was read
+    from (except ``padding_idx``'s, divided by the index's count with ``scale_grad_by_freq``)."""
+
+    node_name = "EmbeddingBackward0"
+    saved_fields = ("indices",)
+    saved_attrs = ("scale_grad_by_freq", "sparse", "weight_sym_argsize_0")
+    ctx_attrs = ("padding_idx",)
+    tensor_positions = (0,)
+
+    @classmethod
+    def _decorate_node(cls) -> None:
+        super()._decorate_node()
+        # torch shows "no padding row" (-1) as an unsigned 64-bit integer.
+        cls._backward_cls._saved_padding_idx = property(lambda node: node.padding_idx % 2**64)
+
+    @staticmethod
+    def forward(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+        return namespace_of(weight).embedding(weight, indices, padding_idx, scale_grad_by_freq,
+                                              sparse)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        weight, indices, ctx.padding_idx, ctx.scale_grad_by_freq, ctx.sparse = inputs
+        ctx.weight_sym_argsize_0 = weight.shape[0]
+        ctx.save_for_backward(indices)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (indices,) = ctx.saved_tensors
+        flat = indices.reshape(-1)
+        rows = grad.reshape(flat.shape[0], grad.shape[-1])
+        if ctx.scale_grad_by_freq:
+            counts = (flat.unsqueeze(1) == flat.unsqueeze(0)).sum(1)
+            rows = rows / counts.unsqueeze(1).to(rows.dtype)
+        if ctx.padding_idx >= 0:
+            # Selected, not multiplied: an infinite grad on the padding row still gives 0.
+            rows = namespace_of(rows).where((flat == ctx.padding_idx).unsqueeze(1), 0.0, rows)
+        sizes = (ctx.weight_sym_argsize_0, grad.shape[-1])
+        return index_select_backward(rows, sizes, 0, flat), None, None, None, None
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        return embedding(tangents[0], args[1], args[2], args[3], args[4])
+
+
+def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """The rows ``indices`` of the 2-D ``weight``: the result has shape indices.shape + (dim,).
+    ``padding_idx`` (-1: none) is the row that receives no gradient."""
+    check_tensor(weight, "embedding", "weight")
+    check_tensor(indices, "embedding", "indices", 2)
+    i = indices._data
+    if i.dtype != np.int64 and i.dtype != np.int32:
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got "
+                           f"ext.{FROM_NUMPY[i.dtype]._legacy} instead (while checking "
+                           f"arguments for embedding)")
+    w = weight._data
+    if w.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if sparse:
+        raise NotImplementedError("ext has no sparse tensors: embedding(sparse=True) is not "
+                                  "supported")
+    if i.size and (i.min() < 0 or i.max() >= w.shape[0]):
+        raise IndexError("index out of range in self")
+    out = wrap(w[i])
+    if weight._requires_grad and STATE.grad_enabled or STATE.special:
+        record(Embedding, out, (weight,),
+               (weight, indices, padding_idx, scale_grad_by_freq, sparse))
+    return out
+
+
+def embedding_renorm_(weight: Tensor, indices: Tensor, max_norm: float,
+                      norm_type: float) -> Tensor:
+    """Rescale, in place and untracked, each row of ``weight`` read by ``indices`` whose
+    ``norm_type``-norm exceeds ``max_norm`` down to that norm."""
+    rows = np.unique(indices._data)
+    w = weight._data
+    norms = np.linalg.norm(w[rows], ord=norm_type, axis=1)
+    big = norms > max_norm
+    if big.any():
+        w[rows[big]] *= (max_norm / (norms[big] + 1e-7))[:, None].astype(w.dtype)
+        bump_version(weight)
+    return weight

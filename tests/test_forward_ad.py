@@ -1,0 +1,401 @@
+"""Forward-mode AD, its API and errors (reference §1.7): dual levels, make_dual / unpack_dual,
+and custom Functions with ``jvp``. The tangent of every built-in op is checked against a central
+difference in ``test_forward_ad_ops.py``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from helpers import to_np
+
+# torch 2.13 warns "torch.jit.script is deprecated" when forward AD is used: noise.
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+X = np.array([[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]])
+V = np.array([[0.25, 1.0, -2.0], [3.0, -0.5, 1.5]])
+
+
+def assert_close(t, expected):
+    np.testing.assert_allclose(to_np(t), np.asarray(expected), rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------- levels and duals
+
+
+def test_make_dual_and_unpack_dual(T):
+    fwAD = T.autograd.forward_ad
+    with fwAD.dual_level():
+        d = fwAD.make_dual(T.tensor(X), T.tensor(V))
+        unpacked = fwAD.unpack_dual(d)
+        assert isinstance(unpacked, tuple)
+        assert type(unpacked).__name__ == "UnpackedDualTensor"
+        assert unpacked._fields == ("primal", "tangent")
+        primal, tangent = unpacked
+        assert unpacked.primal is primal and unpacked.tangent is tangent
+        assert_close(primal, X)
+        assert_close(tangent, V)
+        assert tuple(d.shape) == (2, 3)
+        assert_close(d, X)
+
+
+def test_unpack_dual_of_a_plain_tensor_has_no_tangent(T):
+    fwAD = T.autograd.forward_ad
+    x = T.tensor(X)
+    with fwAD.dual_level():
+        primal, tangent = fwAD.unpack_dual(x)
+        assert tangent is None
+        assert_close(primal, X)
+        # a result computed only from plain tensors has no tangent either
+        assert fwAD.unpack_dual(x * 2).tangent is None
+
+
+def test_unpack_dual_outside_any_level_has_no_tangent(T):
+    fwAD = T.autograd.forward_ad
+    primal, tangent = fwAD.unpack_dual(T.tensor(X))
+    assert tangent is None
+    assert_close(primal, X)
+
+
+def test_tangent_is_none_after_the_level_exits(T):
+    fwAD = T.autograd.forward_ad
+    with fwAD.dual_level():
+        d = fwAD.make_dual(T.tensor(X), T.tensor(V))
+        y = d * 3
+        assert_close(fwAD.unpack_dual(y).tangent, 3 * V)
+    for t, values in ((d, X), (y, 3 * X)):
+        primal, tangent = fwAD.unpack_dual(t)
+        assert tangent is None
+        assert_close(primal, values)
+    # an op on a former dual gives a plain tensor
+    assert fwAD.unpack_dual(d * 2).tangent is None
+
+
+def test_a_new_level_does_not_see_old_tangents(T):
+    fwAD = T.autograd.forward_ad
+    with fwAD.dual_level():
+        d = fwAD.make_dual(T.tensor(X), T.tensor(V))
+    with fwAD.dual_level():
+        assert fwAD.unpack_dual(d).tangent is None
+        assert fwAD.unpack_dual(d.exp()).tangent is None
+
+
+def test_enter_and_exit_dual_level(T):
+    fwAD = T.autograd.forward_ad
+    level = fwAD.enter_dual_level()
+    try:
+        assert isinstance(level, int)
+        d = fwAD.make_dual(T.tensor(X), T.tensor(V), level=level)
+        assert_close(fwAD.unpack_dual(d, level=level).tangent, V)
+        assert_close(fwAD.unpack_dual(d * d).tangent, 2 * X * V)
+    finally:
+        fwAD.exit_dual_level(level=level)
+    assert fwAD.unpack_dual(d).tangent is None
+    # the level is gone: a new one can be entered
+    level = fwAD.enter_dual_level()
+    fwAD.exit_dual_level()
+
+
+def test_dual_level_exits_when_its_block_raises(T):
+    fwAD = T.autograd.forward_ad
+    with pytest.raises(KeyError):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(T.tensor(X), T.tensor(V))
+            raise KeyError("boom")
+    assert fwAD.unpack_dual(d).tangent is None
+    with fwAD.dual_level():  # not "nested": the failed block's level was exited
+        d = fwAD.make_dual(T.tensor(X), T.tensor(V))
+        assert_close(fwAD.unpack_dual(d).tangent, V)
+
+
+def test_duals_and_their_results_do_not_require_grad(T):
+    fwAD = T.autograd.forward_ad
+    with fwAD.dual_level():
+        d = fwAD.make_dual(T.tensor(X), T.tensor(V))
+        assert d.requires_grad is False
+        assert d.grad_fn is None
+        y = (d.exp() * d).sum(1)
+        assert y.requires_grad is False
+        assert y.grad_fn is None
+        primal, tangent = fwAD.unpack_dual(y)
+        assert primal.requires_grad is False and primal.grad_fn is None
+        assert tangent.requires_grad is False and tangent.grad_fn is None
+        assert_close(tangent, ((X + 1) * np.exp(X) * V).sum(1))
+
+
+def test_dual_of_a_leaf_that_requires_grad_still_backpropagates(T):
+    fwAD = T.autograd.forward_ad
+    x = T.tensor(X, requires_grad=True)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, T.tensor(V))
+        assert d.requires_grad is True
+        y = (d * d).sum()
+        assert y.requires_grad is True
+        y.backward()
+        assert_close(fwAD.unpack_dual(y).tangent, (2 * X * V).sum())
+    assert_close(x.grad, 2 * X)
+
+
+def test_make_dual_without_a_level_raises(T):
+    fwAD = T.autograd.forward_ad
+    msg = ("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+           "enter_dual_level() first.")
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        fwAD.make_dual(T.tensor(X), T.tensor(V))
+
+
+def test_make_dual_after_the_level_exits_raises(T):
+    fwAD = T.autograd.forward_ad
+    with fwAD.dual_level():
+        pass
+    with pytest.raises(RuntimeError, match="no level exists"):
+        fwAD.make_dual(T.tensor(X), T.tensor(V))
+
+
+@pytest.mark.parametrize(
+    "primal, tangent, sizes",
+    [((2,), (3,), ("[2]", "[3]")), ((2, 3), (3, 2), ("[2, 3]", "[3, 2]")),
+     ((2, 3), (6,), ("[2, 3]", "[6]"))],
+)
+def test_make_dual_with_a_tangent_of_the_wrong_size_raises(T, primal, tangent, sizes):
+    fwAD = T.autograd.forward_ad
+    msg = ("Trying to set a forward gradient that has a different size than that of the original "
+           "Tensor, this is not supported. Tensor is of size {} while the given forward gradient "
+           "is of size {}.").format(*sizes)
+    with fwAD.dual_level():
+        with pytest.raises(RuntimeError, match=re.escape(msg)):
+            fwAD.make_dual(T.tensor(np.ones(primal)), T.tensor(np.ones(tangent)))
+
+
+def test_nested_levels_raise(T):
+    fwAD = T.autograd.forward_ad
+    with fwAD.dual_level():
+        with pytest.raises(RuntimeError, match="Nested forward mode AD is not supported at the "
+                                               "moment"):
+            with fwAD.dual_level():
+                pass
+        with pytest.raises(RuntimeError, match="Nested forward mode AD"):
+            fwAD.enter_dual_level()
+        # the outer level is still active
+        d = fwAD.make_dual(T.tensor(X), T.tensor(V))
+        assert_close(fwAD.unpack_dual(d * 2).tangent, 2 * V)
+
+
+def test_exit_of_a_level_that_is_not_the_last_raises(T):
+    fwAD = T.autograd.forward_ad
+    level = fwAD.enter_dual_level()
+    try:
+        with pytest.raises(RuntimeError, match="Trying to exit a forward AD level that was not "
+                                               "the last one that was created"):
+            fwAD.exit_dual_level(level=level + 1)
+    finally:
+        fwAD.exit_dual_level(level=level)
+
+
+def test_integer_primal_raises_value_error(T):
+    fwAD = T.autograd.forward_ad
+    msg = f"Expected primal to be floating point or complex, but got: {T.int64}"
+    with fwAD.dual_level():
+        with pytest.raises(ValueError, match=re.escape(msg)):
+            fwAD.make_dual(T.tensor([1, 2]), T.tensor([1.0, 1.0]))
+
+
+def test_integer_tangent_raises_value_error(T):
+    fwAD = T.autograd.forward_ad
+    msg = f"Expected tangent to be floating point or complex, but got: {T.int64}"
+    with fwAD.dual_level():
+        with pytest.raises(ValueError, match=re.escape(msg)):
+            fwAD.make_dual(T.tensor([1.0, 2.0]), T.tensor([1, 1]))
+
+
+def test_primal_of_a_dual_keeps_no_tangent(T):
+    fwAD = T.autograd.forward_ad
+    with fwAD.dual_level():
+        d = fwAD.make_dual(T.tensor(X), T.tensor(V))
+        primal = fwAD.unpack_dual(d).primal
+        assert fwAD.unpack_dual(primal).tangent is None
+        assert fwAD.unpack_dual(primal * 2).tangent is None
+        # a dual built from a dual's primal carries only the new tangent
+        d2 = fwAD.make_dual(primal, T.tensor(2 * V))
+        assert_close(fwAD.unpack_dual(d2 + d).tangent, 3 * V)
+
+
+def test_tangents_of_two_duals_add_up(T):
+    fwAD = T.autograd.forward_ad
+    y, w = X[::-1].copy(), V[::-1].copy()
+    with fwAD.dual_level():
+        a = fwAD.make_dual(T.tensor(X), T.tensor(V))
+        b = fwAD.make_dual(T.tensor(y), T.tensor(w))
+        out = a * b + a.sin()
+        assert_close(fwAD.unpack_dual(out).tangent, V * y + X * w + np.cos(X) * V)
+
+
+# ---------------------------------------------------------------------------- custom Functions
+
+
+def exp_times(T, log=None, with_jvp=True, materialize=True):
+    """A Function ``exp(x) * y`` with a jvp using ``save_for_forward`` (``log`` records calls)."""
+
+    def forward(ctx, x, y):
+        if log is not None:
+            log.append("forward")
+        if not materialize:
+            ctx.set_materialize_grads(False)
+        ctx.save_for_forward(x, y)
+        ctx.scale = 1.0
+        return x.exp() * y
+
+    def jvp(ctx, tx, ty):
+        if log is not None:
+            log.append(("jvp", tx is None, ty is None))
+        x, y = ctx.saved_tensors
+        ex = x.exp()
+        out = 0
+        if tx is not None:
+            out = out + tx * ex * y * ctx.scale
+        if ty is not None:
+            out = out + ty * ex
+        return out
+
+    def backward(ctx, g):
+        return None, None
+
+    body = {"forward": staticmethod(forward), "backward": staticmethod(backward)}
+    if with_jvp:
+        body["jvp"] = staticmethod(jvp)
+    return type("ExpTimes", (T.autograd.Function,), body)
+
+
+def test_custom_function_jvp_with_save_for_forward(T):
+    fwAD = T.autograd.forward_ad
+    y, w = X[::-1].copy(), V[::-1].copy()
+    fn = exp_times(T)
+    with fwAD.dual_level():
+        a = fwAD.make_dual(T.tensor(X), T.tensor(V))
+        b = fwAD.make_dual(T.tensor(y), T.tensor(w))
+        out = fn.apply(a, b)
+        primal, tangent = fwAD.unpack_dual(out)
+        assert_close(primal, np.exp(X) * y)
+        assert_close(tangent, np.exp(X) * y * V + np.exp(X) * w)
+        # the tangent flows on through built-in ops
+        assert_close(fwAD.unpack_dual(out.sum(0)).tangent,
+                     (np.exp(X) * y * V + np.exp(X) * w).sum(0))
+
+
+def test_custom_function_jvp_gets_zeros_for_an_input_without_tangent(T):
+    fwAD = T.autograd.forward_ad
+    log = []
+    y = X[::-1].copy()
+    fn = exp_times(T, log)
+    with fwAD.dual_level():
+        a = fwAD.make_dual(T.tensor(X), T.tensor(V))
+        out = fn.apply(a, T.tensor(y))
+        assert log == ["forward", ("jvp", False, False)]
+        assert_close(fwAD.unpack_dual(out).tangent, np.exp(X) * y * V)
+
+
+def test_custom_function_set_materialize_grads_false_gives_none_tangents(T):
+    fwAD = T.autograd.forward_ad
+    log = []
+    y, w = X[::-1].copy(), V[::-1].copy()
+    fn = exp_times(T, log, materialize=False)
+    with fwAD.dual_level():
+        a = fwAD.make_dual(T.tensor(X), T.tensor(V))
+        out = fn.apply(a, T.tensor(y))
+        assert_close(fwAD.unpack_dual(out).tangent, np.exp(X) * y * V)
+        b = fwAD.make_dual(T.tensor(y), T.tensor(w))
+        out = fn.apply(T.tensor(X), b)
+        assert_close(fwAD.unpack_dual(out).tangent, np.exp(X) * w)
+    assert log == ["forward", ("jvp", False, True), "forward", ("jvp", True, False)]
+
+
+def test_custom_function_jvp_runs_right_after_forward(T):
+    fwAD = T.autograd.forward_ad
+    log = []
+    fn = exp_times(T, log)
+    with fwAD.dual_level():
+        a = fwAD.make_dual(T.tensor(X), T.tensor(V))
+        out = fn.apply(a, T.tensor(X))
+        log.append("apply returned")
+        fwAD.unpack_dual(out)
+        log.append("unpacked")
+    assert log == ["forward", ("jvp", False, False), "apply returned", "unpacked"]
+
+
+def test_custom_function_jvp_is_not_called_without_dual_inputs(T):
+    fwAD = T.autograd.forward_ad
+    log = []
+    fn = exp_times(T, log)
+    with fwAD.dual_level():
+        out = fn.apply(T.tensor(X), T.tensor(X))
+        assert fwAD.unpack_dual(out).tangent is None
+    out = fn.apply(T.tensor(X), T.tensor(X))
+    assert log == ["forward", "forward"]
+
+
+def test_custom_function_without_jvp_raises_not_implemented(T):
+    fwAD = T.autograd.forward_ad
+    fn = exp_times(T, with_jvp=False)
+    msg = ("You must implement the jvp function for custom autograd.Function to use it with "
+           "forward mode AD.")
+    with fwAD.dual_level():
+        a = fwAD.make_dual(T.tensor(X), T.tensor(V))
+        with pytest.raises(NotImplementedError, match=re.escape(msg)):
+            fn.apply(a, T.tensor(X))
+        # without a dual input the missing jvp is never needed
+        assert_close(fn.apply(T.tensor(X), T.tensor(X)), np.exp(X) * X)
+
+
+def test_custom_function_jvp_with_two_outputs(T):
+    fwAD = T.autograd.forward_ad
+
+    class SinCos(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x)
+            return x.sin(), x.cos()
+
+        @staticmethod
+        def jvp(ctx, tx):
+            (x,) = ctx.saved_tensors
+            return tx * x.cos(), -tx * x.sin()
+
+        @staticmethod
+        def backward(ctx, gs, gc):
+            return None
+
+    with fwAD.dual_level():
+        s, c = SinCos.apply(fwAD.make_dual(T.tensor(X), T.tensor(V)))
+        assert_close(fwAD.unpack_dual(s).tangent, np.cos(X) * V)
+        assert_close(fwAD.unpack_dual(c).tangent, -np.sin(X) * V)
+        assert_close(fwAD.unpack_dual(s * c).tangent, np.cos(2 * X) * V)
+
+
+def test_custom_function_separate_style_jvp(T):
+    fwAD = T.autograd.forward_ad
+
+    class Cube(T.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_forward(inputs[0])
+
+        @staticmethod
+        def jvp(ctx, tx):
+            (x,) = ctx.saved_tensors
+            return 3 * x * x * tx
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    with fwAD.dual_level():
+        out = Cube.apply(fwAD.make_dual(T.tensor(X), T.tensor(V)))
+        primal, tangent = fwAD.unpack_dual(out)
+        assert_close(primal, X ** 3)
+        assert_close(tangent, 3 * X * X * V)

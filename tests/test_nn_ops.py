@@ -1,0 +1,426 @@
+"""The ops behind ext.nn (erf, gelu, silu, layer_norm, embedding, dropout): values, graphs,
+first, second and forward-mode derivatives, and errors, as torch's.
+
+Every test runs on ``ext`` and on ``torch``. Inputs are built in NumPy; expected values are NumPy
+references (``math.erf`` for the error function) or what torch 2.13 shows.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+import pytest
+from helpers import leaf, sample, to_np
+
+NEG1 = 2**64 - 1  # torch shows a saved -1 as an unsigned 64-bit integer
+ERF = np.vectorize(math.erf)
+BETA, KAPPA = math.sqrt(2 / math.pi), 0.044715
+
+
+def functional(T):
+    return importlib.import_module(f"{T.__name__}.nn.functional")
+
+
+def np_gelu(x, approximate="none"):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(BETA * (x + KAPPA * x**3)))
+    return 0.5 * x * (1 + ERF(x / math.sqrt(2)))
+
+
+def np_gelu_grad(x, approximate="none"):
+    if approximate == "tanh":
+        t = np.tanh(BETA * (x + KAPPA * x**3))
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * BETA * (1 + 3 * KAPPA * x * x)
+    return 0.5 * (1 + ERF(x / math.sqrt(2))) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+
+
+def np_layer_norm(x, k, w=None, b=None, eps=1e-5):
+    axes = tuple(range(x.ndim - k, x.ndim))
+    mean = x.mean(axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + eps)
+    if w is not None:
+        y = y * w
+    if b is not None:
+        y = y + b
+    return y, mean, 1 / np.sqrt(var + eps)
+
+
+INDICES = np.array([[0, 2, 4], [2, 2, 1]])
+
+
+# ---------------------------------------------------------------------------------- values
+def test_erf_matches_math_erf_to_the_last_digits(T):
+    a = np.concatenate([np.linspace(-7, 7, 2001), [0.0, 1e-300, -1e-8, 0.4999, 0.5001, 3.99,
+                                                   4.01, 26.9, 27.5, 40.0]])
+    y = T.erf(T.tensor(a))
+    np.testing.assert_allclose(to_np(y), ERF(a), rtol=1e-15, atol=0)
+    np.testing.assert_allclose(to_np(T.tensor([1.0, 2.0]).erf()), ERF([1.0, 2.0]), rtol=1e-7)
+
+
+def test_erf_of_specials_and_integers(T):
+    y = to_np(T.erf(T.tensor([float("inf"), -float("inf"), float("nan"), -0.0])))
+    assert y[:2].tolist() == [1.0, -1.0] and math.isnan(y[2]) and math.copysign(1, y[3]) == -1
+    assert T.erf(T.tensor([0, 1])).dtype == T.float32
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_values_and_gradient(T, rng, approximate):
+    a = sample(rng, (3, 4)) * 2
+    x = leaf(T, a)
+    y = functional(T).gelu(x, approximate=approximate)
+    # torch's tanh form loses a few digits to cancellation near -3 (0.5x(1 + tanh) ~ 1e-3).
+    np.testing.assert_allclose(to_np(y), np_gelu(a, approximate), rtol=1e-12, atol=1e-15)
+    g = sample(rng, (3, 4))
+    y.backward(T.tensor(g))
+    np.testing.assert_allclose(to_np(x.grad), g * np_gelu_grad(a, approximate), rtol=1e-12,
+                               atol=1e-15)
+
+
+def test_silu_values_and_gradient(T, rng):
+    a = sample(rng, (5,)) * 3
+    x = leaf(T, a)
+    y = functional(T).silu(x)
+    s = 1 / (1 + np.exp(-a))
+    np.testing.assert_allclose(to_np(y), a * s, rtol=1e-14)
+    y.sum().backward()
+    np.testing.assert_allclose(to_np(x.grad), s * (1 + a * (1 - s)), rtol=1e-14)
+
+
+def test_silu_of_large_negative_inputs_is_minus_zero(T):
+    y = to_np(functional(T).silu(T.tensor([-1000.0, 1000.0], dtype=T.float64)))
+    assert y.tolist() == [0.0, 1000.0] and math.copysign(1, y[0]) == -1
+
+
+@pytest.mark.parametrize("x_shape,k", [((3, 4), 1), ((2, 3, 4), 2), ((4,), 1)])
+def test_layer_norm_values_and_gradients(T, rng, x_shape, k):
+    a = sample(rng, x_shape)
+    wa, ba = sample(rng, x_shape[-k:]), sample(rng, x_shape[-k:])
+    x, w, b = leaf(T, a), leaf(T, wa), leaf(T, ba)
+    y = functional(T).layer_norm(x, x_shape[-k:], w, b, eps=1e-3)
+    expected, _, rstd = np_layer_norm(a, k, wa, ba, eps=1e-3)
+    np.testing.assert_allclose(to_np(y), expected, rtol=1e-13)
+    g = sample(rng, x_shape)
+    y.backward(T.tensor(g))
+    axes = tuple(range(a.ndim - k, a.ndim))
+    xhat = np_layer_norm(a, k, eps=1e-3)[0]
+    gs = g * wa
+    gx = rstd * (gs - gs.mean(axes, keepdims=True) - xhat * (gs * xhat).mean(axes, keepdims=True))
+    batch = tuple(range(a.ndim - k))
+    np.testing.assert_allclose(to_np(x.grad), gx, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(to_np(w.grad), (g * xhat).sum(batch), rtol=1e-12)
+    np.testing.assert_allclose(to_np(b.grad), g.sum(batch), rtol=1e-12)
+
+
+def test_layer_norm_without_affine_and_in_float32(T, rng):
+    a = sample(rng, (3, 5), dtype=np.float32)
+    y = functional(T).layer_norm(T.tensor(a), [5])
+    assert y.dtype == T.float32
+    np.testing.assert_allclose(to_np(y), np_layer_norm(a.astype(np.float64), 1)[0], rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_embedding_values_and_gradient_with_padding_and_frequency_scaling(T, rng):
+    wa = sample(rng, (5, 3))
+    w = leaf(T, wa)
+    y = functional(T).embedding(T.tensor(INDICES), w, padding_idx=1, scale_grad_by_freq=True)
+    np.testing.assert_allclose(to_np(y), wa[INDICES], rtol=0)
+    g = sample(rng, (2, 3, 3))
+    y.backward(T.tensor(g))
+    expected = np.zeros((5, 3))
+    counts = np.bincount(INDICES.ravel(), minlength=5)
+    for i, row in zip(INDICES.ravel(), g.reshape(-1, 3)):
+        if i != 1:
+            expected[i] += row / counts[i]
+    np.testing.assert_allclose(to_np(w.grad), expected, rtol=1e-14)
+
+
+def test_embedding_negative_padding_idx_counts_from_the_end(T, rng):
+    w = leaf(T, sample(rng, (5, 2)))
+    y = functional(T).embedding(T.tensor([4, 0]), w, padding_idx=-1)
+    assert y.grad_fn._saved_padding_idx == 4
+    y.sum().backward()
+    assert to_np(w.grad).tolist() == [[1, 1], [0, 0], [0, 0], [0, 0], [0, 0]]
+
+
+def test_embedding_max_norm_rescales_the_rows_read_in_place(T):
+    wa = np.array([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]])
+    w = T.tensor(wa)
+    y = functional(T).embedding(T.tensor([0, 1, 0]), w, max_norm=1.0)
+    scale = 1 / (5 + 1e-7)
+    np.testing.assert_allclose(to_np(w), [[3 * scale, 4 * scale], [0.3, 0.4], [6, 8]],
+                               rtol=1e-15)
+    np.testing.assert_allclose(to_np(y)[1], [0.3, 0.4])
+    assert w._version == 1
+
+
+def test_embedding_of_int32_and_0d_indices(T, rng):
+    wa = sample(rng, (4, 2))
+    w = T.tensor(wa)
+    F = functional(T)
+    assert to_np(F.embedding(T.tensor([3, 0], dtype=T.int32), w)).tolist() == wa[[3, 0]].tolist()
+    assert to_np(F.embedding(T.tensor(2), w)).tolist() == wa[2].tolist()
+
+
+def test_dropout_zeroes_with_probability_p_and_scales_the_rest(T):
+    x = T.ones(100_000, dtype=T.float64)
+    T.manual_seed(0)
+    y = to_np(functional(T).dropout(x, 0.3))
+    assert set(np.unique(y).tolist()) == {0.0, 1 / 0.7}
+    assert abs((y == 0).mean() - 0.3) < 0.01
+
+
+def test_dropout_mask_follows_the_seed(T, rng):
+    x = T.tensor(sample(rng, (50,)))
+    F = functional(T)
+    T.manual_seed(7)
+    first = to_np(F.dropout(x, 0.5))
+    T.manual_seed(7)
+    assert to_np(F.dropout(x, 0.5)).tolist() == first.tolist()
+
+
+def test_dropout_is_the_identity_when_not_training_or_p_is_0(T, rng):
+    x = leaf(T, sample(rng, (3,)))
+    F = functional(T)
+    assert F.dropout(x, 0.5, training=False) is x
+    assert F.dropout(x, 0.0) is x
+    empty = T.zeros(0, requires_grad=True)
+    assert F.dropout(empty, 0.5) is empty
+
+
+def test_dropout_p_1_multiplies_by_a_zero_scalar(T):
+    x = T.tensor([1.0, -2.0], requires_grad=True)
+    y = functional(T).dropout(x, 1.0)
+    assert to_np(y).tolist() == [0.0, -0.0] and math.copysign(1, to_np(y)[1]) == -1
+    assert y.grad_fn._saved_other.shape == () and y.grad_fn._saved_other.item() == 0
+
+
+def test_dropout_in_place_and_its_gradient_is_the_mask(T, rng):
+    F = functional(T)
+    x = leaf(T, sample(rng, (4, 5)))
+    y = F.dropout(x, 0.4)
+    mask = to_np(y.grad_fn._saved_other)
+    y.sum().backward()
+    assert to_np(x.grad).tolist() == mask.tolist()
+    np.testing.assert_allclose(to_np(y), to_np(x) * mask)
+    z = T.tensor(sample(rng, (4, 5)))
+    out = F.dropout(z, 0.4, inplace=True)
+    assert out is z and z._version == 1
+
+
+def test_silu_in_place_rebases_the_history(T, rng):
+    a = sample(rng, (3,))
+    x = leaf(T, a)
+    y = x * 1
+    out = functional(T).silu(y, inplace=True)
+    assert out is y and y._version == 1 and y.grad_fn.name() == "SiluBackward0"
+    y.sum().backward()
+    s = 1 / (1 + np.exp(-a))
+    np.testing.assert_allclose(to_np(x.grad), s * (1 + a * (1 - s)), rtol=1e-14)
+
+
+def test_no_graph_without_grad(T, rng):
+    F = functional(T)
+    x = T.tensor(sample(rng, (2, 3)))
+    w = T.tensor(sample(rng, (4, 3)))
+    outs = [F.gelu(x), F.silu(x), F.layer_norm(x, (3,)), T.erf(x),
+            F.embedding(T.tensor([1, 3]), w)]
+    assert all(o.grad_fn is None and not o.requires_grad for o in outs)
+    x.requires_grad_()
+    with T.no_grad():
+        assert F.gelu(x).grad_fn is None and F.layer_norm(x, (3,)).grad_fn is None
+
+
+# ---------------------------------------------------------------------------------- graphs
+def test_gelu_and_silu_nodes_save_the_input(T, rng):
+    F = functional(T)
+    x = leaf(T, sample(rng, (3,)))
+    for approximate in ("none", "tanh"):
+        node = F.gelu(x, approximate=approximate).grad_fn
+        assert node.name() == "GeluBackward0"
+        assert node._saved_self is x and node._saved_approximate == approximate
+    node = F.silu(x).grad_fn
+    assert node.name() == "SiluBackward0" and node._saved_self is x
+    node = T.erf(x).grad_fn
+    assert node.name() == "ErfBackward0" and node._saved_self is x
+
+
+def test_layer_norm_node_saves_input_statistics_and_affine(T, rng):
+    a = sample(rng, (2, 3, 4))
+    x, w = leaf(T, a), leaf(T, sample(rng, (3, 4)))
+    y = functional(T).layer_norm(x, (3, 4), w, None, eps=1e-3)
+    node = y.grad_fn
+    assert node.name() == "NativeLayerNormBackward0"
+    assert node._saved_input is x and node._saved_weight is w and node._saved_bias is None
+    assert node._saved_normalized_shape == (3, 4)
+    _, mean, rstd = np_layer_norm(a, 2, eps=1e-3)
+    assert tuple(node._saved_result1.shape) == (2, 1, 1)
+    np.testing.assert_allclose(to_np(node._saved_result1), mean, rtol=1e-14)
+    np.testing.assert_allclose(to_np(node._saved_result2), rstd, rtol=1e-13)
+    assert not node._saved_result1.requires_grad
+    names = [None if f is None else type(f).__name__ for f, _ in node.next_functions]
+    assert names == ["AccumulateGrad", "AccumulateGrad", None]
+
+
+def test_layer_norm_of_a_constant_input_gets_an_edge_for_the_weight_only(T, rng):
+    w = leaf(T, np.ones(4))
+    node = functional(T).layer_norm(T.tensor(sample(rng, (2, 4))), (4,), w).grad_fn
+    assert [f is None for f, _ in node.next_functions] == [True, False, True]
+
+
+def test_embedding_node_saves_indices_and_settings(T, rng):
+    w = leaf(T, sample(rng, (5, 3)))
+    idx = T.tensor(INDICES)
+    node = functional(T).embedding(idx, w).grad_fn
+    assert node.name() == "EmbeddingBackward0"
+    assert node._saved_indices is idx
+    assert node._saved_padding_idx == NEG1
+    assert node._saved_scale_grad_by_freq is False and node._saved_sparse is False
+    assert node._saved_weight_sym_argsize_0 == 5
+    assert len(node.next_functions) == 1
+    node = functional(T).embedding(idx, w, padding_idx=2, scale_grad_by_freq=True).grad_fn
+    assert node._saved_padding_idx == 2 and node._saved_scale_grad_by_freq is True
+
+
+def test_dropout_node_is_a_product_with_the_saved_mask(T, rng):
+    x = leaf(T, sample(rng, (3, 4)))
+    y = functional(T).dropout(x, 0.5)
+    node = y.grad_fn
+    assert node.name() == "MulBackward0"
+    assert node._saved_self is None
+    assert set(np.unique(to_np(node._saved_other)).tolist()) <= {0.0, 2.0}
+    assert [type(f).__name__ for f, _ in node.next_functions if f is not None] == \
+        ["AccumulateGrad"]
+    assert functional(T).dropout(T.tensor(sample(rng, (3,))), 0.5).grad_fn is None
+
+
+# ---------------------------------------------------------------------------------- gradcheck
+def _seeded_dropout(T, F, x):
+    # The same mask on every call, so that finite differences see one function.
+    T.manual_seed(3)
+    return F.dropout(x, 0.4)
+
+
+GRADCHECK_CASES = [
+    ("erf", lambda T, F, x: T.erf(x), [(3, 4)]),
+    ("gelu", lambda T, F, x: F.gelu(x), [(3, 4)]),
+    ("gelu_tanh", lambda T, F, x: F.gelu(x, approximate="tanh"), [(3, 4)]),
+    ("silu", lambda T, F, x: F.silu(x), [(3, 4)]),
+    ("layer_norm", lambda T, F, x: F.layer_norm(x, (4,)), [(3, 4)]),
+    ("layer_norm_affine", lambda T, F, x, w, b: F.layer_norm(x, (4,), w, b), [(3, 4), (4,), (4,)]),
+    ("layer_norm_2d", lambda T, F, x, w: F.layer_norm(x, (3, 4), w, None, 1e-2),
+     [(2, 3, 4), (3, 4)]),
+    ("layer_norm_1d", lambda T, F, x, w, b: F.layer_norm(x, (5,), w, b), [(5,), (5,), (5,)]),
+    ("embedding", lambda T, F, w: F.embedding(T.tensor(INDICES), w), [(5, 3)]),
+    ("dropout", _seeded_dropout, [(3, 4)]),
+]
+
+
+@pytest.mark.parametrize("fn,shapes", [pytest.param(*c[1:], id=c[0]) for c in GRADCHECK_CASES])
+def test_gradcheck_and_gradgradcheck(T, rng, fn, shapes):
+    F = functional(T)
+    inputs = tuple(leaf(T, sample(rng, shape)) for shape in shapes)
+
+    def func(*args):
+        return fn(T, F, *args)
+
+    assert T.autograd.gradcheck(func, inputs)
+    assert T.autograd.gradgradcheck(func, inputs)
+
+
+def test_embedding_padding_and_frequency_gradients_differentiate_consistently(T, rng):
+    # Not the true derivative (the padding row is read but gets no gradient, and repeated rows
+    # are scaled down), so only the second-order check applies: backward's own derivative.
+    def func(w):
+        return functional(T).embedding(T.tensor(INDICES), w, padding_idx=2,
+                                       scale_grad_by_freq=True)
+
+    assert T.autograd.gradgradcheck(func, (leaf(T, sample(rng, (5, 3))),))
+
+
+FORWARD_AD_CASES = [c for c in GRADCHECK_CASES if c[0] != "dropout"]
+
+
+@pytest.mark.parametrize("fn,shapes", [pytest.param(*c[1:], id=c[0]) for c in FORWARD_AD_CASES])
+def test_forward_mode_derivatives_match_finite_differences(T, rng, fn, shapes):
+    F = functional(T)
+    fwad = importlib.import_module(f"{T.__name__}.autograd.forward_ad")
+    primals = [sample(rng, shape) for shape in shapes]
+    tangents = [sample(rng, shape) for shape in shapes]
+    with fwad.dual_level():
+        duals = [fwad.make_dual(T.tensor(p), T.tensor(t)) for p, t in zip(primals, tangents)]
+        jvp = to_np(fwad.unpack_dual(fn(T, F, *duals)).tangent)
+    h = 1e-6
+    plus = to_np(fn(T, F, *[T.tensor(p + h * t) for p, t in zip(primals, tangents)]))
+    minus = to_np(fn(T, F, *[T.tensor(p - h * t) for p, t in zip(primals, tangents)]))
+    np.testing.assert_allclose(jvp, (plus - minus) / (2 * h), rtol=1e-6, atol=1e-8)
+
+
+def test_gelu_second_derivative(T, rng):
+    a = sample(rng, (6,))
+    x = leaf(T, a)
+    (g,) = T.autograd.grad(functional(T).gelu(x).sum(), x, create_graph=True)
+    (gg,) = T.autograd.grad(g.sum(), x)
+    phi = np.exp(-a * a / 2) / math.sqrt(2 * math.pi)
+    np.testing.assert_allclose(to_np(gg), phi * (2 - a * a), rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------- errors
+def _w(T):
+    return T.ones(5, 3, dtype=T.float64)
+
+
+ERROR_CASES = [
+    ("gelu_approximate", lambda T, F: F.gelu(T.ones(2), approximate="foo"), RuntimeError,
+     "approximate argument must be either none or tanh."),
+    ("gelu_long", lambda T, F: F.gelu(T.tensor([1, 2])), NotImplementedError,
+     "\"GeluKernelImpl\" not implemented for 'Long'"),
+    ("gelu_not_tensor", lambda T, F: F.gelu(1.0), TypeError, "must be Tensor, not float"),
+    ("silu_long", lambda T, F: F.silu(T.tensor([1, 2])), NotImplementedError,
+     "\"silu_cpu\" not implemented for 'Long'"),
+    ("ln_long", lambda T, F: F.layer_norm(T.tensor([[1, 2]]), (2,)), NotImplementedError,
+     "\"LayerNormKernelImpl\" not implemented for 'Long'"),
+    ("ln_int_shape", lambda T, F: F.layer_norm(T.ones(2, 3), 3), TypeError,
+     "argument 'normalized_shape' (position 2) must be tuple of ints, not int"),
+    ("ln_input_shape", lambda T, F: F.layer_norm(T.ones(2, 3, 4), (3, 5)), RuntimeError,
+     "Given normalized_shape=[3, 5], expected input with shape [*, 3, 5], but got input of "
+     "size[2, 3, 4]"),
+    ("ln_weight_shape", lambda T, F: F.layer_norm(T.ones(2, 3), (3,), T.ones(4)), RuntimeError,
+     "Expected weight to be of same shape as normalized_shape, but got weight of shape [4] and "
+     "normalized_shape = [3]"),
+    ("ln_bias_shape", lambda T, F: F.layer_norm(T.ones(2, 3), (3,), None, T.ones(2)),
+     RuntimeError, "Expected bias to be of same shape as normalized_shape, but got bias of "
+     "shape [2] and normalized_shape = [3]"),
+    ("ln_weight_before_input", lambda T, F: F.layer_norm(T.ones(2, 3), (5,), T.ones(4)),
+     RuntimeError, "Expected weight to be of same shape"),
+    ("ln_mixed_dtype", lambda T, F: F.layer_norm(T.ones(2, 3, dtype=T.float64), (3,), T.ones(3)),
+     RuntimeError, "mixed dtype (CPU): all inputs must share same datatype."),
+    ("emb_float_indices", lambda T, F: F.embedding(T.tensor([0.0, 1.0]), _w(T)), RuntimeError,
+     "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+     "Long, Int; but got {T}.FloatTensor instead (while checking arguments for embedding)"),
+    ("emb_out_of_range", lambda T, F: F.embedding(T.tensor([0, 5]), _w(T)), IndexError,
+     "index out of range in self"),
+    ("emb_negative_index", lambda T, F: F.embedding(T.tensor([-1]), _w(T)), IndexError,
+     "index out of range in self"),
+    ("emb_weight_1d", lambda T, F: F.embedding(T.tensor([0]), T.ones(3)), RuntimeError,
+     "'weight' must be 2-D"),
+    ("emb_padding_idx", lambda T, F: F.embedding(T.tensor([0]), _w(T), padding_idx=5),
+     AssertionError, "Padding_idx must be within num_embeddings"),
+    ("emb_padding_idx_negative", lambda T, F: F.embedding(T.tensor([0]), _w(T), padding_idx=-6),
+     AssertionError, "Padding_idx must be within num_embeddings"),
+    ("dropout_p_high", lambda T, F: F.dropout(T.ones(2), 1.5), ValueError,
+     "dropout probability has to be between 0 and 1, but got 1.5"),
+    ("dropout_p_negative", lambda T, F: F.dropout(T.ones(2), -0.1), ValueError,
+     "dropout probability has to be between 0 and 1, but got -0.1"),
+    ("dropout_long", lambda T, F: F.dropout(T.tensor([1, 2]), 0.5), RuntimeError,
+     "result type Float can't be cast to the desired output type Long"),
+]
+
+
+@pytest.mark.parametrize("fn,exc,message", [pytest.param(*c[1:], id=c[0]) for c in ERROR_CASES])
+def test_errors_match_torch(T, fn, exc, message):
+    with pytest.raises(exc) as info:
+        fn(T, functional(T))
+    assert message.format(T=T.__name__) in str(info.value)
