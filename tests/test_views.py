@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 
 def node_names(t) -> set:
@@ -74,3 +75,17 @@ def test_scatter_of_a_tensor_and_of_a_number(T):
     assert len(z.grad_fn.next_functions) == 1
     assert T.autograd.gradcheck(lambda a, b: a.scatter(0, idx, b), (x, src))
     assert T.autograd.gradgradcheck(lambda a, b: a.scatter(0, idx, b), (x, src))
+
+
+@pytest.mark.ext_only
+def test_a_builtin_op_class_applies_like_its_method():
+    import ext
+    from ext.functions.activation import Softmax
+    from ext.functions.pointwise.arithmetic import Mul
+
+    x = ext.tensor([1.0, 2.0], requires_grad=True)
+    y = Mul.apply(x, x)
+    assert type(y.grad_fn).__name__ == "MulBackward0"
+    s = Softmax.apply(x, 0)
+    assert type(s.grad_fn).__name__ == "SoftmaxBackward0"
+    np.testing.assert_allclose(s.detach().numpy(), np.exp([1.0, 2.0]) / np.exp([1.0, 2.0]).sum())

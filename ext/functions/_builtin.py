@@ -207,6 +207,12 @@ class BuiltinFunction(Function):
         """Save nothing (ops whose gradient needs no saved values)."""
 
     @classmethod
+    def apply(cls, *args):
+        """Run the op on ext tensors: its tensor-API ``forward`` calls the op's fast path, which
+        records the same node that ``Function.apply`` would."""
+        return cls.forward(*args)
+
+    @classmethod
     def jvp(cls, args: tuple, out, tangents: tuple):
         """The output's tangent for the given input tangents (forward-mode AD); each op's rule is
         in ``ext.functions.forward_rules``."""
