@@ -21,6 +21,9 @@ class _State(threading.local):
     anomaly_check_nan = True
     # The forward-AD level in use (None outside dual_level).
     fw_level = None
+    # For each backward running on this thread (innermost last): whether it was asked for the
+    # gradients of given inputs (autograd.grad, backward(inputs=...)).
+    backward_inputs = ()
     # True while any of inference mode, anomaly mode, saved-tensor hooks or a forward-AD level
     # is on: ops read this one flag instead of four.
     special = False

@@ -61,6 +61,8 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
     state = STATE
     prev_mode = state.grad_enabled
     state.grad_enabled = create_graph
+    prev_tasks = state.backward_inputs
+    state.backward_inputs = prev_tasks + (inputs is not None,)
     anomaly = state.anomaly
     # The next node to run when it is the only one ready: a chain then never touches the heap.
     fn = None
@@ -144,6 +146,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
             fn = following
     finally:
         state.grad_enabled = prev_mode
+        state.backward_inputs = prev_tasks
     return captured
 
 

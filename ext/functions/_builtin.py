@@ -86,6 +86,18 @@ class BuiltinNode(Node, FunctionCtx):
         if saved is _FREED:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         versions = self._versions
+        if versions is None:
+            # The common case: nothing was at a non-zero version when saved, so a saved tensor
+            # is intact exactly when its counter is still 0 (or was never made).
+            for v in saved:
+                if type(v) is Tensor:
+                    vc = v._vc
+                    if vc is not None and vc[0]:
+                        break
+                elif v is not None and isinstance(v, SavedTensor):
+                    break
+            else:
+                return saved
         out = []
         for i, v in enumerate(saved):
             if type(v) is Tensor:
@@ -99,7 +111,7 @@ class BuiltinNode(Node, FunctionCtx):
         return tuple(out)
 
     def _apply(self, grads: list) -> tuple:
-        result = self._forward_cls.backward(self, *grads)
+        result = self._backward(self, *grads)
         if type(result) is not tuple:
             return (result,)
         pos = self._tensor_pos
@@ -192,6 +204,7 @@ class BuiltinFunction(Function):
     @classmethod
     def _decorate_node(cls) -> None:
         node = cls._backward_cls
+        node._backward = staticmethod(cls.backward)
         pos = cls.tensor_positions
         # Tensor inputs that come first are picked out with a slice.
         node._tensor_pos = len(pos) if pos is not None and pos == tuple(range(len(pos))) else pos

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import sys
 import warnings
 import weakref
 from collections.abc import Callable, Iterable
@@ -118,15 +117,10 @@ def _is_checkpoint_valid() -> bool:
     """Whether the innermost running backward may run a reentrant checkpoint: not when it was
     asked for the gradients of given ``inputs`` (``autograd.grad``, ``backward(inputs=...)``),
     which a nested ``backward`` cannot deliver."""
-    from ..autograd.engine import run_backward
+    from .._state import STATE
 
-    code = run_backward.__code__
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code is code:
-            return frame.f_locals.get("inputs") is None
-        frame = frame.f_back
-    return True
+    running = STATE.backward_inputs
+    return not running or not running[-1]
 
 
 def _make_checkpoint_function() -> type:
@@ -268,7 +262,12 @@ class _CheckpointFrame:
         return holder
 
     def unpack(self, holder: _Holder) -> Tensor:
-        """Backward: the recomputed tensor (recomputing the region if it is not there)."""
+        """Backward: the recomputed tensor (recomputing the region if it is not there).
+
+        torch tells backward passes apart by their graph-task id and raises a CheckpointError
+        when one backward unpacks the same tensor twice; the engine here exposes no such id, so
+        a second unpack simply recomputes the region again.
+        """
         if holder.value is None:
             try:
                 self.recompute()

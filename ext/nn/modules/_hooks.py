@@ -1,4 +1,5 @@
-"""Calling a Module with hooks: forward pre-hooks and hooks, and the backward hooks.
+"""Module hooks: registering them (``ModuleHooks``, a base of ``Module``) and calling a module
+through them (``call_with_hooks``).
 
 Full backward hooks work as in torch: ``BackwardHookFunction``, an identity custom Function, is
 applied to the module's positional tensor inputs before ``forward`` and to its outputs after.
@@ -14,13 +15,16 @@ from __future__ import annotations
 import functools
 import warnings
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
+from ...utils.hooks import RemovableHandle, add_hook
 
-__all__ = ["BackwardHookFunction", "BackwardHook", "call_with_hooks", "MIXED_BACKWARD_HOOKS"]
+__all__ = ["ModuleHooks", "BackwardHookFunction", "BackwardHook", "call_with_hooks",
+           "MIXED_BACKWARD_HOOKS"]
 
 MIXED_BACKWARD_HOOKS = ("Cannot use both regular backward hooks and full backward hooks on a "
                         "single Module. Please use only one of them.")
@@ -28,6 +32,72 @@ _NO_INPUT_GRAD = (
     "Full backward hook is firing when gradients are computed with respect to module outputs "
     "since no inputs require gradients. See https://docs.pytorch.org/docs/main/generated/"
     "torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more details.")
+
+
+def _move_to_front(hooks: dict, key: int) -> None:
+    items = list(hooks.items())
+    hooks.clear()
+    hooks[key] = items[-1][1]
+    hooks.update(items[:-1])
+
+
+class ModuleHooks:
+    """The hook registration methods of ``Module`` (the tables live on each module)."""
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args)`` before ``forward`` (``hook(module, args, kwargs)`` with
+        ``with_kwargs``); a returned value replaces the arguments."""
+        handle = add_hook(self._forward_pre_hooks, hook)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs.add(handle.id)
+        if prepend:
+            _move_to_front(self._forward_pre_hooks, handle.id)
+        return handle
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
+                              with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after ``forward``; a returned value replaces
+        the output. ``always_call`` runs it even when forward raised."""
+        handle = add_hook(self._forward_hooks, hook)
+        if with_kwargs:
+            self._forward_hooks_with_kwargs.add(handle.id)
+        if always_call:
+            self._forward_hooks_always_called.add(handle.id)
+        if prepend:
+            _move_to_front(self._forward_hooks, handle.id)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook: Callable,
+                                        prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients w.r.t. the module's outputs
+        are computed; a returned tuple replaces ``grad_output``."""
+        handle = add_hook(self._backward_pre_hooks, hook)
+        if prepend:
+            _move_to_front(self._backward_pre_hooks, handle.id)
+        return handle
+
+    def register_full_backward_hook(self, hook: Callable,
+                                    prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients w.r.t. the
+        module's positional tensor inputs are computed; a returned tuple replaces
+        ``grad_input``."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(MIXED_BACKWARD_HOOKS)
+        self._is_full_backward_hook = True
+        handle = add_hook(self._backward_hooks, hook)
+        if prepend:
+            _move_to_front(self._backward_hooks, handle.id)
+        return handle
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """The deprecated backward hook: a post-hook on the node of the module's first output,
+        which sees that node's gradients (use ``register_full_backward_hook``)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(MIXED_BACKWARD_HOOKS)
+        self._is_full_backward_hook = False
+        return add_hook(self._backward_hooks, hook)
 
 
 class BackwardHookFunction(Function):

@@ -14,9 +14,10 @@ from typing import Any
 from ..._dtype import dtype as _dtype_cls
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ...utils.hooks import RemovableHandle, add_hook, hook_dict
+from ...utils.hooks import hook_dict
 from ..parameter import Parameter, mark_parameter
 from . import _hooks, _state_dict
+from ._hooks import ModuleHooks
 from ._state_dict import _IncompatibleKeys
 
 __all__ = ["Module"]
@@ -39,14 +40,7 @@ def _add_indent(text: str, spaces: int) -> str:
     return lines[0] + "\n" + "\n".join(rest)
 
 
-def _move_to_front(hooks: dict, key: int) -> None:
-    items = list(hooks.items())
-    hooks.clear()
-    hooks[key] = items[-1][1]
-    hooks.update(items[:-1])
-
-
-class Module:
+class Module(ModuleHooks):
     """Base class for all neural network modules: subclasses set parameters and submodules as
     attributes in ``__init__`` (after ``super().__init__()``) and define ``forward``."""
 
@@ -408,62 +402,6 @@ class Module:
     def cpu(self) -> Module:
         """ext modules live on the CPU already."""
         return self
-
-    # ------------------------------------------------------------------ hooks
-    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
-                                  with_kwargs: bool = False) -> RemovableHandle:
-        """Call ``hook(module, args)`` before ``forward`` (``hook(module, args, kwargs)`` with
-        ``with_kwargs``); a returned value replaces the arguments."""
-        handle = add_hook(self._forward_pre_hooks, hook)
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs.add(handle.id)
-        if prepend:
-            _move_to_front(self._forward_pre_hooks, handle.id)
-        return handle
-
-    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
-                              with_kwargs: bool = False,
-                              always_call: bool = False) -> RemovableHandle:
-        """Call ``hook(module, args, output)`` after ``forward``; a returned value replaces
-        the output. ``always_call`` runs it even when forward raised."""
-        handle = add_hook(self._forward_hooks, hook)
-        if with_kwargs:
-            self._forward_hooks_with_kwargs.add(handle.id)
-        if always_call:
-            self._forward_hooks_always_called.add(handle.id)
-        if prepend:
-            _move_to_front(self._forward_hooks, handle.id)
-        return handle
-
-    def register_full_backward_pre_hook(self, hook: Callable,
-                                        prepend: bool = False) -> RemovableHandle:
-        """Call ``hook(module, grad_output)`` when the gradients w.r.t. the module's outputs
-        are computed; a returned tuple replaces ``grad_output``."""
-        handle = add_hook(self._backward_pre_hooks, hook)
-        if prepend:
-            _move_to_front(self._backward_pre_hooks, handle.id)
-        return handle
-
-    def register_full_backward_hook(self, hook: Callable,
-                                    prepend: bool = False) -> RemovableHandle:
-        """Call ``hook(module, grad_input, grad_output)`` when the gradients w.r.t. the
-        module's positional tensor inputs are computed; a returned tuple replaces
-        ``grad_input``."""
-        if self._is_full_backward_hook is False:
-            raise RuntimeError(_hooks.MIXED_BACKWARD_HOOKS)
-        self._is_full_backward_hook = True
-        handle = add_hook(self._backward_hooks, hook)
-        if prepend:
-            _move_to_front(self._backward_hooks, handle.id)
-        return handle
-
-    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
-        """The deprecated backward hook: a post-hook on the node of the module's first output,
-        which sees that node's gradients (use ``register_full_backward_hook``)."""
-        if self._is_full_backward_hook is True:
-            raise RuntimeError(_hooks.MIXED_BACKWARD_HOOKS)
-        self._is_full_backward_hook = False
-        return add_hook(self._backward_hooks, hook)
 
     # ------------------------------------------------------------------ printing
     def _get_name(self) -> str:
