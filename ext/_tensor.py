@@ -95,7 +95,7 @@ class Tensor:
     # have hooks or an accumulator) and read with getattr's default.
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc",
                  "_grad_acc", "_backward_hooks", "_post_acc_hooks", "_view", "_fw_grad",
-                 "__weakref__")
+                 "_is_param", "__weakref__")
     # NumPy defers to Tensor's reflected operators: np.float64(2) * t is a Tensor.
     __array_priority__ = 1000
 
@@ -428,11 +428,14 @@ class Tensor:
         from ._tensor_str import tensor_repr
 
         fn = self._grad_fn
-        return tensor_repr(
+        text = tensor_repr(
             self._data, dtype_name=FROM_NUMPY[self._data.dtype]._name,
             default_dtype_name=_dtype.get_default_dtype()._name,
             requires_grad=self._requires_grad and fn is None,
             grad_fn_name=None if fn is None else type(fn).__name__, namespace="ext")
+        if getattr(self, "_is_param", False):
+            return "Parameter containing:\n" + text
+        return text
 
     __str__ = __repr__
 
@@ -449,6 +452,8 @@ class Tensor:
         t._requires_grad = self._requires_grad
         if self._grad is not None:
             t._grad = wrap(self._grad._data.copy())
+        if getattr(self, "_is_param", False):
+            t._is_param = True
         memo[id(self)] = t
         return t
 

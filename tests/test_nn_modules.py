@@ -455,6 +455,52 @@ def test_hooks_without_backward_hooks_leave_the_graph_alone(T):
     assert lin(T.ones(1, 2, requires_grad=True)).grad_fn.name() == "AddmmBackward0"
 
 
+def test_removed_backward_hooks_no_longer_fire(T):
+    log = []
+    lin = T.nn.Linear(2, 2)
+    h1 = lin.register_full_backward_pre_hook(lambda m, gout: log.append("pre"))
+    h2 = lin.register_full_backward_hook(lambda m, gin, gout: log.append("full"))
+    x = T.ones(1, 2, requires_grad=True)
+    lin(x).sum().backward()
+    h1.remove()
+    h2.remove()
+    out = lin(x)
+    assert out.grad_fn.name() == "AddmmBackward0"
+    out.sum().backward()
+    assert log == ["pre", "full"]
+
+
+def test_hooked_module_passes_keyword_arguments_to_forward(T):
+    class Affine(T.nn.Module):
+        def forward(self, x, *, shift=0.0):
+            return x * 2 + shift
+
+    seen = []
+    m = Affine()
+    m.register_forward_hook(lambda mod, args, kwargs, out: seen.append(sorted(kwargs)),
+                            with_kwargs=True)
+    m.register_full_backward_hook(lambda *args: None)
+    x = T.ones(2, requires_grad=True)
+    assert to_np(m(x, shift=1.0)).tolist() == [3.0, 3.0] and seen == [["shift"]]
+
+
+def test_forward_mode_derivatives_flow_through_a_model(T, rng):
+    import importlib
+
+    fwad = importlib.import_module(f"{T.__name__}.autograd.forward_ad")
+    nn = T.nn
+    m = nn.Sequential(nn.Linear(3, 4), nn.GELU(), nn.LayerNorm(4), nn.SiLU(),
+                      nn.Linear(4, 2)).double()
+    set_weights(T, m, rng)
+    a, t = sample(rng, (5, 3)), sample(rng, (5, 3))
+    with fwad.dual_level():
+        tangent = to_np(fwad.unpack_dual(m(fwad.make_dual(T.tensor(a), T.tensor(t)))).tangent)
+    h = 1e-6
+    with T.no_grad():
+        fd = (to_np(m(T.tensor(a + h * t))) - to_np(m(T.tensor(a - h * t)))) / (2 * h)
+    np.testing.assert_allclose(tangent, fd, rtol=1e-6, atol=1e-8)
+
+
 # ---------------------------------------------------------------------------------- repr
 def test_reprs_match_torch(T):
     nn = T.nn

@@ -424,3 +424,77 @@ def test_errors_match_torch(T, fn, exc, message):
     with pytest.raises(exc) as info:
         fn(T, functional(T))
     assert message.format(T=T.__name__) in str(info.value)
+
+
+# ---------------------------------------------------------------------------------- tensor API
+class Ctx:
+    """A stand-in for ctx: what ``setup_context`` leaves on it, and ``needs_input_grad``."""
+
+    def __init__(self, needs_input_grad):
+        self.needs_input_grad = needs_input_grad
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+
+def _op_cases(T):
+    from ext.functions.nn_ops import activation, normalization, sparse
+
+    idx = T.tensor(INDICES)
+    return {
+        "Erf": (activation.Erf, lambda F, a: T.erf(a[0]), [(3, 4)], ()),
+        "Gelu": (activation.Gelu, lambda F, a: F.gelu(a[0]), [(3, 4)], ("none",)),
+        "GeluTanh": (activation.Gelu, lambda F, a: F.gelu(a[0], approximate="tanh"), [(3, 4)],
+                     ("tanh",)),
+        "Silu": (activation.Silu, lambda F, a: F.silu(a[0]), [(3, 4)], ()),
+        "NativeLayerNorm": (normalization.NativeLayerNorm,
+                            lambda F, a: F.layer_norm(a[0], (3, 4), a[1], a[2], 1e-3),
+                            [(2, 3, 4), (3, 4), (3, 4)], ()),
+        "Embedding": (sparse.Embedding,
+                      lambda F, a: F.embedding(idx, a[0], padding_idx=2, scale_grad_by_freq=True),
+                      [(5, 3)], (idx, 2, True, False)),
+    }
+
+
+def _op_args(op, tensors, rest):
+    if op.__name__ == "NativeLayerNorm":
+        x, w, b = tensors
+        return (x, (3, 4), w, b, 1e-3)
+    return (*tensors, *rest)
+
+
+@pytest.mark.parametrize("name", ["Erf", "Gelu", "GeluTanh", "Silu", "NativeLayerNorm",
+                                  "Embedding"])
+def test_op_pieces_are_tensor_api(T, rng, name):
+    """Each op's ``forward``, ``setup_context``, ``backward`` and ``jvp`` run by hand on either
+    backend's tensors (as the torch bridge runs them) give the native op's results."""
+    op, native, shapes, rest = _op_cases(T)[name]
+    F = functional(T)
+    tensors = [leaf(T, sample(rng, s)) for s in shapes]
+    args = _op_args(op, tensors, rest)
+    with T.no_grad():
+        out = op.forward(*args)
+    expected = native(F, tensors)
+    np.testing.assert_allclose(to_np(out), to_np(expected), rtol=1e-14)
+    ctx = Ctx(tuple(isinstance(a, T.Tensor) and a.requires_grad for a in args))
+    op.setup_context(ctx, args, out)
+    g = T.tensor(sample(rng, tuple(out.shape)))
+    grads = op.backward(ctx, g)
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    assert len(grads) == len(args)
+    wanted = T.autograd.grad(expected, tensors, g)
+    got = [gr for gr, a in zip(grads, args) if isinstance(a, T.Tensor) and a.requires_grad]
+    for a, b in zip(got, wanted):
+        np.testing.assert_allclose(to_np(a), to_np(b), rtol=1e-12, atol=1e-14)
+    directions = [sample(rng, tuple(t.shape)) for t in tensors]
+    by_id = {id(t): T.tensor(d) for t, d in zip(tensors, directions)}
+    tangents = tuple(by_id.get(id(a)) for a in args)
+    with T.no_grad():
+        jvp = to_np(op.jvp(tuple(a.detach() if isinstance(a, T.Tensor) else a for a in args),
+                           out, tangents))
+    h = 1e-6
+    shifted = [[T.tensor(to_np(t) + s * h * d) for t, d in zip(tensors, directions)]
+               for s in (1, -1)]
+    fd = (to_np(native(F, shifted[0])) - to_np(native(F, shifted[1]))) / (2 * h)
+    if name != "Embedding":  # padding and frequency scaling only change backward
+        np.testing.assert_allclose(jvp, fd, rtol=1e-6, atol=1e-8)

@@ -9,6 +9,7 @@ numbers; the last test runs both backends side by side and compares every gradie
 from __future__ import annotations
 
 import importlib
+import warnings
 
 import numpy as np
 import pytest
@@ -193,19 +194,24 @@ def deep_network(T, fix):
 FIXES = ["sigmoid", "relu", "residual", "layernorm"]
 
 
-def gradients(T, fix, seed=0):
-    """Every parameter's gradient (by name) after backward of output.sum() on one batch."""
+def gradients(T, model, x_shape, seed=0):
+    """Every parameter's gradient (by name) and the input's, after backward of the output's sum
+    of squares, with float64 weights and input drawn in NumPy."""
     rng = np.random.default_rng(seed)
-    model = deep_network(T, fix)
-    copy_weights(T, model, rng, 1 / np.sqrt(100))
-    x = T.tensor(rng.normal(size=(8, 100)))
-    model(x).sum().backward()
-    return {name: to_np(p.grad) for name, p in model.named_parameters()}
+    model = model.double()
+    copy_weights(T, model, rng, 1 / np.sqrt(x_shape[-1]))
+    x = T.tensor(rng.normal(size=x_shape), requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the deprecated backward hook of §8.2
+        (model(x) ** 2).sum().backward()
+    grads = {name: to_np(p.grad) for name, p in model.named_parameters()}
+    grads["input"] = to_np(x.grad)
+    return grads
 
 
 def first_to_last_ratio(T, fix) -> float:
-    grads = gradients(T, fix)
-    weights = [g for name, g in grads.items() if g.ndim == 2]
+    grads = gradients(T, deep_network(T, fix), (8, 100))
+    weights = [g for name, g in grads.items() if g.ndim == 2 and name != "input"]
     return np.linalg.norm(weights[0]) / np.linalg.norm(weights[-1])
 
 
@@ -221,17 +227,37 @@ def test_exercise3_fixes_keep_the_first_layers_gradient(T, fix, at_least):
     assert ratio > at_least and ratio > 1e6 * first_to_last_ratio(T, "sigmoid")
 
 
-def test_exercise3_gradients_match_torch_to_1e_10():
-    """Cross-backend check: the same weights (float64) on ext and on torch in one test, and
-    every parameter's gradient compared (relative error of the whole tensor)."""
+def hooked_linear(T):
+    """§8.2's model with its forward hook and deprecated backward hook registered."""
+    model = T.nn.Linear(10, 5)
+    model.register_forward_hook(lambda module, input, output: None)
+    model.register_backward_hook(lambda module, grad_input, grad_output: None)
+    return model
+
+
+SEED_MODELS = {
+    "8.2 hooked Linear": (hooked_linear, (3, 10)),
+    "10.2 checkpoint, reentrant": (lambda T: checkpointed_model(T, use_reentrant=True),
+                                   (2, 1000)),
+    "10.2 checkpoint, non-reentrant": (lambda T: checkpointed_model(T, use_reentrant=False),
+                                       (2, 1000)),
+    **{f"exercise 3 {fix}": (lambda T, fix=fix: deep_network(T, fix), (8, 100))
+       for fix in FIXES},
+}
+
+
+def test_seed_model_gradients_match_torch_to_1e_10():
+    """Cross-backend check: each seed model with the same float64 weights on ext and on torch,
+    in one test, and every parameter's gradient (and the input's) compared as a whole tensor."""
     # This one test imports torch itself: it compares the two backends directly.
     import torch
 
     import ext
 
-    for fix in FIXES:
-        ours, theirs = gradients(ext, fix), gradients(torch, fix)
+    for label, (build, x_shape) in SEED_MODELS.items():
+        ours = gradients(ext, build(ext), x_shape)
+        theirs = gradients(torch, build(torch), x_shape)
         assert list(ours) == list(theirs)
         for name in ours:
             a, b = ours[name], theirs[name]
-            assert np.linalg.norm(a - b) <= 1e-10 * np.linalg.norm(b), (fix, name)
+            assert np.linalg.norm(a - b) <= 1e-10 * np.linalg.norm(b), (label, name)

@@ -125,8 +125,9 @@ class BackwardCFunction(Node, FunctionCtx):
                     f"function {self.name()} returned a gradient different than None at "
                     f"position {i + 1}, but the corresponding forward input was not a Variable")
         for p in positions:
-            # Gradients for inputs that do not require grad are dropped without a check.
-            grads.append(result[p] if self.needs_input_grad[p] else None)
+            # A gradient for an input that does not require grad has no edge to go to: the
+            # engine drops it without a check (node post-hooks still see it, as in torch).
+            grads.append(result[p])
         return tuple(grads)
 
     def _release(self) -> None:
@@ -269,12 +270,20 @@ class Function(metaclass=FunctionMeta):
         dirty = ctx._dirty
         if dirty:
             _check_dirty(dirty, args, outputs, record)
-        # An input returned as-is (and not marked dirty) comes back as a new view of it.
-        outputs = tuple(
-            _returned_input(o, cls.__name__)
-            if isinstance(o, Tensor) and any(o is a for a in args)
-            and not any(o is d for d in dirty) else o
-            for o in outputs)
+        # An input returned as-is (and not marked dirty) comes back as a new view of it; one
+        # marked non-differentiable stays so under its new name.
+        non_diff = ctx._non_differentiable
+        returned = []
+        for o in outputs:
+            if isinstance(o, Tensor) and any(o is a for a in args) and \
+                    not any(o is d for d in dirty):
+                view = _returned_input(o, cls.__name__)
+                if any(o is n for n in non_diff):
+                    non_diff = non_diff + (view,)
+                o = view
+            returned.append(o)
+        outputs = tuple(returned)
+        ctx._non_differentiable = non_diff
         if tangents is not None:
             _forward_tangents(cls, ctx, args, outputs, tangents)
         if record:

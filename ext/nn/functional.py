@@ -1,4 +1,5 @@
-"""``ext.nn.functional``: torch.nn.functional's activations, ``linear`` and losses on ext tensors.
+"""``ext.nn.functional``: torch.nn.functional's activations, ``linear``, ``layer_norm``,
+``dropout``, ``embedding`` and losses on ext tensors.
 
 Each function builds the graph torch builds: ``linear`` is an ``addmm`` for a 2-D input with a
 bias, ``cross_entropy`` is ``log_softmax`` then ``nll_loss``. Where torch composes in C++ (label

@@ -10,34 +10,20 @@ parameter are ordinary tensors and are never in it.
 
 from __future__ import annotations
 
-import weakref
-
 from .._dtype import FROM_NUMPY
 from .._factories import empty
 from .._tensor import Tensor
 
 __all__ = ["Parameter", "is_parameter"]
 
-# id(tensor) -> weak reference to it, for every live Parameter. The weak reference's callback
-# drops the entry when the tensor dies, before its id can be reused.
-_PARAMETERS: dict[int, weakref.ref] = {}
-
-
-def _forget(key: int, ref: weakref.ref) -> None:
-    if _PARAMETERS.get(key) is ref:
-        del _PARAMETERS[key]
-
-
 def is_parameter(obj: object) -> bool:
     """Whether ``obj`` is a tensor made by ``Parameter``."""
-    ref = _PARAMETERS.get(id(obj))
-    return ref is not None and ref() is obj
+    return type(obj) is Tensor and getattr(obj, "_is_param", False)
 
 
 def mark_parameter(t: Tensor) -> Tensor:
-    """Record ``t`` as a parameter (what ``Parameter`` does once it has made the tensor)."""
-    key = id(t)
-    _PARAMETERS[key] = weakref.ref(t, lambda ref, key=key: _forget(key, ref))
+    """Mark ``t`` as a parameter (what ``Parameter`` does once it has made the tensor)."""
+    t._is_param = True
     return t
 
 

@@ -57,7 +57,9 @@ class Embedding(BuiltinFunction):
 
     @staticmethod
     def jvp(args, out, tangents):
-        return embedding(tangents[0], args[1], args[2], args[3], args[4])
+        weight, indices, padding_idx, scale_grad_by_freq, sparse = args
+        return namespace_of(weight).embedding(tangents[0], indices, padding_idx,
+                                              scale_grad_by_freq, sparse)
 
 
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,

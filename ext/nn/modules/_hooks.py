@@ -126,7 +126,6 @@ class BackwardHook:
         self.output_tensors_index = None
         self.n_inputs = -1
         self.input_tensors_index = None
-        self.inputs_without_grad: dict[int, Tensor] = {}
 
     @staticmethod
     def _pack_with_none(indices: list, values: tuple, size: int) -> tuple:
@@ -145,15 +144,7 @@ class BackwardHook:
                 # The gradient reached the inputs without passing through the outputs (double
                 # backward): there is nothing to report.
                 return None
-            # torch's hooks see zeros (the hook Function's materialized gradient) for a tensor
-            # input that does not require grad, where ext's engine has already put None.
-            dropped = [k for k, g in enumerate(grad_input)
-                       if g is None and k in self.inputs_without_grad]
-            shown = list(grad_input)
-            for k in dropped:
-                shown[k] = self.inputs_without_grad[k].new_zeros(
-                    self.inputs_without_grad[k].shape)
-            res = self._pack_with_none(self.input_tensors_index, shown, self.n_inputs)
+            res = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
             for user_hook in self.user_hooks:
                 out = user_hook(self.module, res, self.grad_outputs)
                 if out is None:
@@ -163,10 +154,7 @@ class BackwardHook:
                                        f"got {len(out)}, but expected {len(res)}")
                 res = out
             self.grad_outputs = None
-            out = list(self._unpack_none(self.input_tensors_index, res))
-            for k in dropped:
-                out[k] = None
-            return tuple(out)
+            return self._unpack_none(self.input_tensors_index, res)
 
         grad_fn.register_hook(hook)
 
@@ -187,8 +175,6 @@ class BackwardHook:
     def setup_input_hook(self, args: tuple) -> tuple:
         """Route the module's positional tensor inputs through a hook node."""
         res, input_idx = self._apply_on_tensors(self._set_user_hook, args)
-        tensors = [a for a in args if isinstance(a, Tensor)]
-        self.inputs_without_grad = {k: t for k, t in enumerate(tensors) if not t.requires_grad}
         self.n_inputs = len(args)
         self.input_tensors_index = input_idx
         return res

@@ -23,7 +23,7 @@ from ._state_dict import _IncompatibleKeys
 __all__ = ["Module"]
 
 
-def typename(obj: Any) -> str:
+def _typename(obj: Any) -> str:
     """torch.typename: ``ext.FloatTensor`` for a tensor, the qualified class name otherwise."""
     if isinstance(obj, Tensor):
         return obj.type()
@@ -46,7 +46,6 @@ class Module(ModuleHooks):
 
     training: bool
     _version: int = 1
-    call_super_init: bool = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if kwargs:
@@ -89,7 +88,7 @@ class Module(ModuleHooks):
         self._check_name(name, "parameter", self._parameters)
         if param is not None:
             if not isinstance(param, Parameter):
-                raise TypeError(f"cannot assign '{typename(param)}' object to parameter "
+                raise TypeError(f"cannot assign '{_typename(param)}' object to parameter "
                                 f"'{name}' (ext.nn.Parameter or None required)")
             if param._grad_fn is not None:
                 raise ValueError(
@@ -105,7 +104,7 @@ class Module(ModuleHooks):
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         self._check_name(name, "buffer", self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{typename(tensor)}' object to buffer '{name}' "
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(ext Tensor or None required)")
         self._buffers[name] = tensor
         if persistent:
@@ -115,7 +114,7 @@ class Module(ModuleHooks):
 
     def _check_name(self, name: Any, kind: str, table: dict) -> None:
         if not isinstance(name, str):
-            raise TypeError(f"{kind} name should be a string. Got {typename(name)}")
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
         if "." in name:
             raise KeyError(f'{kind} name can\'t contain "."')
         if name == "":
@@ -126,9 +125,9 @@ class Module(ModuleHooks):
     def add_module(self, name: str, module: Module | None) -> None:
         """Add a child module under ``name`` (it becomes an attribute)."""
         if not isinstance(module, Module) and module is not None:
-            raise TypeError(f"{typename(module)} is not a Module subclass")
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
         if not isinstance(name, str):
-            raise TypeError(f"module name should be a string. Got {typename(name)}")
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
         if "." in name:
@@ -172,7 +171,7 @@ class Module(ModuleHooks):
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{typename(value)}' as parameter '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
                                 "(ext.nn.Parameter or None expected)")
             self.register_parameter(name, value)
         elif isinstance(value, Module):
@@ -184,12 +183,12 @@ class Module(ModuleHooks):
             modules[name] = value
         elif d.get("_modules") is not None and name in d["_modules"]:
             if value is not None:
-                raise TypeError(f"cannot assign '{typename(value)}' as child module '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                 "(ext.nn.Module or None expected)")
             d["_modules"][name] = value
         elif d.get("_buffers") is not None and name in d["_buffers"]:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{typename(value)}' as buffer '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                 "(ext.nn.Buffer, ext.Tensor or None expected)")
             self.register_buffer(name, value, name not in self._non_persistent_buffers_set)
         else:
