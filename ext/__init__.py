@@ -6,6 +6,8 @@ printed text and error messages are torch's, with ``ext`` where torch says ``tor
 
 from __future__ import annotations
 
+import warnings as _pywarnings
+
 from . import _dtype
 from ._dtype import (
     bool,
@@ -68,6 +70,10 @@ from .autograd.grad_mode import (
 )
 
 functions.install_methods()
+# NumPy reports inf and nan arising inside a kernel (0 * inf, a cast that overflows) with a
+# RuntimeWarning; torch computes the same values silently. Only warnings raised from ext's own
+# modules are silenced, so a program's own NumPy code keeps its warnings.
+_pywarnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ext(\.|$)")
 globals().update(functions.FUNCTIONS)
 
 __version__ = "0.1.0"
