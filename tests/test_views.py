@@ -89,3 +89,28 @@ def test_a_builtin_op_class_applies_like_its_method():
     s = Softmax.apply(x, 0)
     assert type(s.grad_fn).__name__ == "SoftmaxBackward0"
     np.testing.assert_allclose(s.detach().numpy(), np.exp([1.0, 2.0]) / np.exp([1.0, 2.0]).sum())
+
+
+def test_mark_dirty_on_a_view_gives_its_base_copy_slices(T):
+    class Double(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            a.mul_(2)
+            ctx.mark_dirty(a)
+            return a
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * g
+
+    x = T.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    b = x.clone()
+    v = b[1:3]
+    out = Double.apply(v)
+    assert out is v
+    assert type(b.grad_fn).__name__ == "CopySlices"
+    assert [type(f).__name__ for f, _ in b.grad_fn.next_functions] == ["CloneBackward0"]
+    assert type(v.grad_fn).__name__ == "AsStridedBackward0"
+    (b * T.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    assert x.grad.tolist() == [1.0, 4.0, 6.0, 4.0]
+    assert b.tolist() == [1.0, 4.0, 6.0, 4.0]

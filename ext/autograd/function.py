@@ -292,10 +292,15 @@ class Function(metaclass=FunctionMeta):
                 o if isinstance(o, Tensor) and o.is_floating_point()
                 and not any(o is n for n in non_diff) else None
                 for o in outputs)
+            view_inputs = [(k, args[p]) for k, p in enumerate(positions)
+                           if any(args[p] is d for d in dirty) and
+                           getattr(args[p], "_view", None) is not None]
             link(linked, ctx, tuple(args[p] for p in positions))
             ctx._out_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor)
                                   else None for o in outputs)
             ctx._finish_saving(outputs)
+            if view_inputs and len(outputs) == 1:
+                _rebase_dirty_views(ctx, view_inputs)
         else:
             ctx._to_save = None
         return outputs if is_tuple else outputs[0]
@@ -350,6 +355,14 @@ def _check_dirty(dirty: tuple, args: tuple, outputs: tuple, record: bool) -> Non
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
                                "operation.")
         bump_version(d)
+
+
+def _rebase_dirty_views(ctx, view_inputs: list) -> None:
+    """A view modified in place by a Function: its base takes the new history (CopySlices)."""
+    from ..functions.inplace import _copy_slices
+
+    for edge, view in view_inputs:
+        _copy_slices(view, view._view, ctx, edge)
 
 
 def _returned_input(t: Tensor, name: str) -> Tensor:

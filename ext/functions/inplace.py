@@ -328,7 +328,7 @@ class CopySlices(Node):
     """The node a base gets when one of its views is modified in place: the base's gradient
     passes through unchanged outside the view's region and through the op's backward inside."""
 
-    __slots__ = ("_fn", "_positions", "_view_meta")
+    __slots__ = ("_fn", "_positions", "_view_meta", "_edge")
 
     def name(self) -> str:
         return "ext::autograd::CopySlices"
@@ -340,29 +340,36 @@ class CopySlices(Node):
         if region._data.dtype != dt:
             region = region.to(FROM_NUMPY[dt])
         res = self._fn._apply([region])
-        inside = res[0]
+        # The op's gradient for the view's old value goes into the region; its other gradients
+        # (its other inputs) pass on as they are.
+        k = self._edge
+        inside = res[k]
         if inside is None:
             inside = namespace_of(grad).zeros(shape, dtype=grad.dtype)
         elif inside._data.shape != shape:
             from ..autograd.engine import sum_to
 
             inside = sum_to(inside, shape)
-        return (as_strided_scatter(grad, inside.to(grad.dtype), self._positions), *res[1:])
+        whole = as_strided_scatter(grad, inside.to(grad.dtype), self._positions)
+        return (whole, *res[:k], *res[k + 1:])
 
     def _release(self) -> None:
         self._fn._release()
 
 
-def _copy_slices(t: Tensor, info: ViewInfo, node: Node) -> None:
+def _copy_slices(t: Tensor, info: ViewInfo, node: Node, edge: int = 0) -> None:
+    """Give the base of view ``t`` a CopySlices node around ``node``, the op that modified the
+    view, whose input ``edge`` was the view's old value."""
     base = info.base
     positions = _positions(t, base)
     cs = object.__new__(CopySlices)
     cs._fn = node
     cs._positions = positions
     cs._view_meta = (t._data.shape, t._data.dtype)
+    cs._edge = edge
     base_edge = gradient_edge(base)
-    cs._next = (base_edge[0], *node._next[1:])
-    cs._nrs = (base_edge[1], *node._nrs[1:])
+    cs._next = (base_edge[0], *node._next[:edge], *node._next[edge + 1:])
+    cs._nrs = (base_edge[1], *node._nrs[:edge], *node._nrs[edge + 1:])
     cs._seq = node._seq
     cs._hooks = None
     base._grad_fn = cs
