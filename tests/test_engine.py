@@ -565,3 +565,13 @@ def test_leaf_accumulation_waits_for_its_branch(T):
     (p + a).sum().backward()
     assert seen == [None]
     assert_close(w.grad, [3.0, 3.0])
+
+
+def test_grad_with_batched_grad_outputs_gives_jacobian_rows(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    w = T.tensor([3.0, 4.0])
+    (rows,) = T.autograd.grad(x * w, x, T.eye(2), is_grads_batched=True)
+    assert rows.tolist() == [[3.0, 0.0], [0.0, 4.0]]
+    y = (x * x).sum()
+    (batch,) = T.autograd.grad(y, x, T.tensor([1.0, 2.0, 3.0]), is_grads_batched=True)
+    assert batch.tolist() == [[2.0, 4.0], [4.0, 8.0], [6.0, 12.0]]

@@ -138,7 +138,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
                       "To accumulate gradient for other parts of the graph, please use "
                       "torch.autograd.backward.", FutureWarning, stacklevel=2)
     if is_grads_batched:
-        raise NotImplementedError("is_grads_batched=True is not supported by ext yet")
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     outputs = _as_tuple(outputs, "outputs")
     as_dict = isinstance(inputs, dict)
     keys = list(inputs.keys()) if as_dict else None
@@ -179,3 +180,31 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     if as_dict:
         return dict(zip(keys, out))
     return tuple(out)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """``grad(..., is_grads_batched=True)``: the first dim of each grad_output is a batch of
+    vectors; ext computes one vector-Jacobian product per entry (torch uses vmap) and stacks."""
+    from .. import stack
+
+    outputs = _as_tuple(outputs, "outputs")
+    batched = _as_tuple(grad_outputs, "grad_outputs")
+    as_dict = isinstance(inputs, dict)
+    sizes = {g.shape[0] for g in batched if g is not None}
+    if len(sizes) != 1:
+        raise RuntimeError("If `is_grads_batched=True`, we interpret the first dimension of each "
+                           "grad_output as the batch dimension. The sizes of the first "
+                           "dimensions must all match.")
+    n = sizes.pop()
+    if retain_graph is None:
+        retain_graph = create_graph
+    rows = []
+    for b in range(n):
+        rows.append(grad(outputs, inputs, tuple(None if g is None else g[b] for g in batched),
+                         retain_graph=retain_graph or b < n - 1, create_graph=create_graph,
+                         allow_unused=allow_unused, materialize_grads=materialize_grads))
+    if as_dict:
+        return {k: None if rows[0][k] is None else stack([r[k] for r in rows]) for k in rows[0]}
+    return tuple(None if rows[0][i] is None else stack([r[i] for r in rows])
+                 for i in range(len(rows[0])))
