@@ -9,6 +9,8 @@ by ``install`` when ``ext.functions`` loads.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._tensor import Tensor
 from . import activation, indexing, inplace, linalg, reduction, setitem, shape
 from .pointwise import arithmetic, logical, selection, unary
@@ -194,7 +196,7 @@ def _variance(args, out, t, std: bool):
     dims, n = reduction._var_dims(x, None if dim is None else _reduce_dims(x, dim))
     c = 1 if correction is None else correction
     centred = x - x.mean(dims, keepdim=True)
-    dvar = (centred * t[0]).sum(dims, keepdim=keepdim) * (2.0 / (n - c))
+    dvar = (centred * t[0]).sum(dims, keepdim=keepdim) * (np.float64(2.0) / (n - c))
     if not std:
         return dvar
     return where(out == 0, 0.0, dvar / (2 * out))

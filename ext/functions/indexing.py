@@ -492,9 +492,10 @@ def _bool_index(value: bool) -> Tensor:
     return wrap(np.zeros(1 if value else 0, np.int64))
 
 
-def _getitem_tuple(x: Tensor, index: tuple) -> Tensor:
+def _getitem_tuple(x: Tensor, index: tuple, for_write: bool = False):
     """torch's applySlicing: basic steps in order on a chain of views, index tensors collected
-    into one index list for a final advanced read."""
+    into one index list for a final advanced read. With ``for_write``, the sliced view (or x
+    itself when there are no basic steps) and the index list, which a write puts into."""
     d = x._data
     ndim = d.ndim
     specified = 0
@@ -550,6 +551,8 @@ def _getitem_tuple(x: Tensor, index: tuple) -> Tensor:
         else:
             covered = _put_index(indices, covered, dim, obj)
             dim += obj._data.ndim if obj._data.dtype in _MASKS else 1
+    if for_write:
+        return _chain(x, steps), tuple(indices)
     if indices:
         key, _ = _numpy_key(cur.shape, indices)
         return _index_result(_chain(x, steps), _take(cur, key), tuple(indices))
@@ -576,6 +579,20 @@ def _chain(x: Tensor, steps: list) -> Tensor:
     for op, args, data in steps:
         x = _view_of(op, x, data, args)
     return x
+
+
+def slicing(x: Tensor, index) -> tuple:
+    """Where ``x[index] = value`` writes: the view the basic part of ``index`` selects (x itself
+    if none) and the index list (tensors, None for a whole dim) applied within it."""
+    t = type(index)
+    if t is Tensor and index._data.ndim and index._data.dtype in _INTEGERS and x._data.ndim:
+        return x, (index,)
+    if t is not tuple:
+        if t is int or t is slice or index is None or index is Ellipsis or \
+                isinstance(index, np.integer):
+            return getitem(x, index), ()
+        index = tuple(index) if t is not Tensor and _sequence_as_tuple(index) else (index,)
+    return _getitem_tuple(x, index, for_write=True)
 
 
 def getitem(x: Tensor, index) -> Tensor:

@@ -587,7 +587,7 @@ class Var(BuiltinFunction):
         c = 1 if ctx.correction is None else ctx.correction
         centred = x - x.mean(dims, keepdim=True)
         return (_expand_back(grad, dims, ctx.keepdim, tuple(x.shape)) * centred *
-                (2.0 / (n - c))), None, None, None
+                (np.float64(2.0) / (n - c))), None, None, None
 
 
 class Std(Var):

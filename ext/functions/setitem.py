@@ -12,7 +12,7 @@ import numpy as np
 from .._state import STATE
 from .._tensor import Tensor, wrap
 from ._builtin import BuiltinFunction, namespace_of, record
-from .indexing import getitem
+from .indexing import getitem, slicing
 from .inplace import apply_inplace, as_strided, as_strided_scatter
 
 __all__ = ["setitem", "index_put"]
@@ -113,10 +113,17 @@ def setitem(x: Tensor, index, value) -> None:
     if type(value) is not Tensor:
         # torch writes a number as a 0-d tensor of x's dtype (so the node has an edge for it).
         value = wrap(np.asarray(value, x._data.dtype))
-    if _is_advanced(index):
-        apply_inplace(x, index_put, index, value)
+    if not _is_advanced(index):
+        getitem(x, index).copy_(value)
         return
-    getitem(x, index).copy_(value)
+    # Like torch: the basic part of the index selects a view, and the index tensors are put
+    # into that view (so a write through a view gives the base a CopySlices node).
+    sliced, indices = slicing(x, index)
+    if not indices:
+        sliced.copy_(value)
+        return
+    key = tuple(slice(None) if i is None else i for i in indices)
+    apply_inplace(sliced, index_put, key, value)
 
 
 def _index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
