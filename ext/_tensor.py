@@ -180,7 +180,7 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         """True for tensors not produced by a differentiable op that required grad."""
-        return self._grad_fn is None
+        return self.grad_fn is None
 
     @property
     def output_nr(self) -> int:
@@ -461,7 +461,8 @@ class Tensor:
 def wrap(data: np.ndarray) -> Tensor:
     """A new leaf tensor over ``data`` (no copy); the one constructor the engine uses."""
     t = _new(Tensor)
-    t._data = data
+    # A 0-d NumPy result can come back as a NumPy scalar; a tensor always holds an ndarray.
+    t._data = data if type(data) is np.ndarray else np.asarray(data)
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0

@@ -114,3 +114,33 @@ def test_mark_dirty_on_a_view_gives_its_base_copy_slices(T):
     (b * T.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
     assert x.grad.tolist() == [1.0, 4.0, 6.0, 4.0]
     assert b.tolist() == [1.0, 4.0, 6.0, 4.0]
+
+
+def test_relu_gradient_with_create_graph_is_a_threshold_backward_node(T):
+    x = T.tensor([0.5, -1.5], dtype=T.float64, requires_grad=True)
+    (g,) = T.autograd.grad(x.relu().sum(), x, create_graph=True)
+    assert type(g.grad_fn).__name__ == "ThresholdBackwardBackward0"
+    assert g.grad_fn._saved_threshold == 0
+    assert [type(f).__name__ if f else None for f, _ in g.grad_fn.next_functions] == [
+        None, "ReluBackward0"]
+    assert g.requires_grad and g.tolist() == [1.0, 0.0]
+
+
+def test_nan_gradients_do_not_leak_into_masked_places(T):
+    x = T.tensor([-1.0, 2.0], requires_grad=True)
+    (x.relu() * float("nan")).sum().backward()
+    assert x.grad[0].item() == 0.0
+    y = T.tensor([-1.0, 2.0], requires_grad=True)
+    (y.max() * float("nan")).backward()
+    assert y.grad[0].item() == 0.0
+
+
+def test_squeeze_with_a_tuple_of_dims(T):
+    x = T.ones(1, 3, 1, requires_grad=True)
+    y = x.squeeze((0, 2))
+    assert type(y.grad_fn).__name__ == "SqueezeBackward2"
+    assert tuple(y.grad_fn._saved_dim) == (0, 2)
+    assert tuple(y.shape) == (3,)
+    y.sum().backward()
+    assert tuple(x.grad.shape) == (1, 3, 1)
+    assert tuple(T.ones(2, 1).squeeze((0,)).shape) == (2, 1)

@@ -294,7 +294,9 @@ RULES = {
     unary.Exp: _chain(lambda x, y: y), unary.Log: lambda a, o, t: t[0] / a[0],
     unary.Sin: _chain(lambda x, y: x.cos()), unary.Cos: _chain(lambda x, y: -x.sin()),
     unary.Tanh: _chain(lambda x, y: 1 - y * y), unary.Sigmoid: _chain(lambda x, y: (1 - y) * y),
-    unary.Relu: lambda a, o, t: t[0] * (o > 0), unary.Sqrt: lambda a, o, t: t[0] / (2 * o),
+    unary.Relu: lambda a, o, t: t[0] * (o > 0),
+    unary.ThresholdBackward: lambda a, o, t: None if t[0] is None else unary.threshold_backward(
+        t[0], a[1], a[2]), unary.Sqrt: lambda a, o, t: t[0] / (2 * o),
     unary.Expm1: _chain(lambda x, y: y + 1), unary.Tan: _chain(lambda x, y: y * y + 1),
     unary.Rsqrt: _chain(lambda x, y: y * y * y * -0.5), unary.Abs: _chain(lambda x, y: x.sign()),
     unary.Log1p: lambda a, o, t: t[0] / (a[0] + 1),
@@ -335,6 +337,7 @@ RULES = {
     shape.Unsqueeze: _linear(shape.unsqueeze),
     shape.SqueezeDim: _linear(lambda t, dim: shape.squeeze(t, dim)),
     shape.SqueezeMatmul: _linear(lambda t, dim: shape.squeeze(t, dim)),
+    shape.SqueezeDims: _linear(lambda t, dim: shape.squeeze(t, dim)),
     shape.SqueezeAll: lambda a, o, t: t[0].reshape(o.shape),
     shape.Expand: _linear(lambda t, sizes: t.expand(sizes)),
     shape.Clone: lambda a, o, t: t[0].clone(),

@@ -98,7 +98,7 @@ def check_inplace(t: Tensor) -> None:
 
 
 # ---------------------------------------------------------------------------------- writing
-def _write(t: Tensor, result: Tensor) -> None:
+def _write(t: Tensor, result: Tensor, through_alias: bool = False) -> None:
     """Copy ``result`` into t's storage, with torch's checks on shape and dtype."""
     rd, td = result._data, t._data
     if rd.shape != td.shape:
@@ -109,12 +109,30 @@ def _write(t: Tensor, result: Tensor) -> None:
     if rt._category > tt._category:
         raise RuntimeError(f"result type {rt._short} can't be cast to the desired output type "
                            f"{tt._short}")
-    try:
-        np.copyto(td, rd, casting="unsafe")
-    except ValueError:
+    if not td.flags.writeable:
+        if not through_alias:
+            raise RuntimeError("unsupported operation: more than one element of the written-to "
+                               "tensor refers to a single memory location. Please clone() the "
+                               "tensor before performing the operation.")
+        # Indexing writes go through an expanded tensor's aliases (torch deprecates, allows).
+        td = _writable_alias(td)
+    np.copyto(td, rd, casting="unsafe")
+
+
+def _writable_alias(d: np.ndarray) -> np.ndarray:
+    """A writable array over the same memory as ``d``, a read-only broadcast view (``expand``):
+    torch writes through such views, each element landing where its alias points."""
+    owner = d
+    while owner.base is not None and not owner.flags.writeable:
+        owner = owner.base
+    if not owner.flags.writeable:
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
-                           "tensor before performing the operation.") from None
+                           "tensor before performing the operation.")
+    item = d.itemsize
+    offset = (d.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // item
+    start = owner.reshape(-1)[offset:] if owner.flags.c_contiguous else owner
+    return np.lib.stride_tricks.as_strided(start, shape=d.shape, strides=d.strides)
 
 
 def _alias(t: Tensor) -> Tensor:
@@ -156,7 +174,7 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
             result = op(t, *args, **kwargs)
         finally:
             STATE.grad_enabled = prev
-        _write(t, result)
+        _write(t, result, getattr(op, "writes_through_aliases", False))
         if t._vc is not False:
             bump_version(t)
         if STATE.fw_level is not None:
@@ -407,6 +425,13 @@ def refresh_view(t: Tensor) -> None:
     if info is None or info.base._vc is False:
         return
     if info.version != info.base._vc[0]:
+        if info.creation == MULTI_OUTPUT and info.base._requires_grad:
+            raise RuntimeError(
+                f"Output {t._output_nr} of {info.op} is a view and its base or another view of "
+                "its base has been modified inplace. This view is the output of a function that "
+                "returns multiple views. Such functions do not allow the output views to be "
+                "modified inplace. You should replace the inplace operation by an out-of-place "
+                "one.")
         _regenerate(t, info)
 
 

@@ -324,7 +324,7 @@ class MinAll(MaxAll):
 
 def _evenly(grad: Tensor, x: Tensor, result: Tensor) -> Tensor:
     mask = x == result
-    return mask * (grad / mask.sum())
+    return namespace_of(x).where(mask, grad / mask.sum(), 0.0)
 
 
 class MaxDim(BuiltinFunction):
@@ -619,6 +619,9 @@ class Std(Var):
 
 
 def _var_dims(x: Tensor, dim) -> tuple:
+    if x.ndim == 0:
+        # Any dim of a 0-d tensor is the one element.
+        return (), 1
     dims = tuple(range(x.ndim)) if dim is None else dim
     n = 1
     for d in dims:

@@ -108,22 +108,39 @@ def index_put(x: Tensor, index, values, accumulate: bool = False) -> Tensor:
     return out
 
 
+index_put.writes_through_aliases = True
+
+
 def setitem(x: Tensor, index, value) -> None:
     """``x[index] = value`` with torch's autograd semantics."""
     if type(value) is not Tensor:
         # torch writes a number as a 0-d tensor of x's dtype (so the node has an edge for it).
         value = wrap(np.asarray(value, x._data.dtype))
-    if not _is_advanced(index):
-        getitem(x, index).copy_(value)
+    if index is Ellipsis:
+        _write_whole(x, value)
         return
-    # Like torch: the basic part of the index selects a view, and the index tensors are put
-    # into that view (so a write through a view gives the base a CopySlices node).
-    sliced, indices = slicing(x, index)
+    # Like torch: the basic part of the index selects a view (a slice that keeps a whole dim is
+    # skipped), and the index tensors are put into that view, so a write through a view gives
+    # the base a CopySlices node.
+    sliced, indices = slicing(x, index if type(index) is tuple or (
+        type(index) is Tensor and index._data.ndim) else (index,))
     if not indices:
-        sliced.copy_(value)
+        _write_whole(sliced, value)
         return
+    if np.shares_memory(value._data, sliced._data):
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the "
+                           "written-to tensor refer to a single memory location. Please clone() "
+                           "the tensor before performing the operation.")
     key = tuple(slice(None) if i is None else i for i in indices)
     apply_inplace(sliced, index_put, key, value)
+
+
+def _write_whole(target: Tensor, value: Tensor) -> None:
+    # torch fills a tensor with a single value (fill_) and copies anything else (copy_).
+    if value._data.ndim == 0 and target._data.ndim:
+        target.fill_(value)
+    else:
+        target.copy_(value)
 
 
 def _index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:

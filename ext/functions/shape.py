@@ -365,6 +365,12 @@ class SqueezeDim(BuiltinFunction):
         return grad.reshape(ctx.self_sym_sizes), None
 
 
+class SqueezeDims(SqueezeDim):
+    """Remove those of the dims ``dim`` (a tuple) that have size 1."""
+
+    node_name = "SqueezeBackward2"
+
+
 class SqueezeMatmul(SqueezeDim):
     """The squeeze that ends a vector-matrix product (torch's in-place ``squeeze_``)."""
 
@@ -395,8 +401,16 @@ def squeeze(x: Tensor, dim: int | None = None, *, _op: type = SqueezeDim) -> Ten
     d = x._data
     if dim is None:
         return _view(SqueezeAll, x, d.reshape(tuple(s for s in d.shape if s != 1)), ())
+    if isinstance(dim, (tuple, list)):
+        dims = tuple(dim)
+        axes = tuple(sorted({_wrap_dim(k, d.ndim) for k in dims}))
+        ones = tuple(a for a in axes if d.ndim and d.shape[a] == 1)
+        return _view(SqueezeDims, x, np.squeeze(d, ones) if ones else d.view(), (dims,))
     pos = _wrap_dim(dim, d.ndim)
     data = np.squeeze(d, pos) if d.ndim and d.shape[pos] == 1 else d.view()
+    if _op is SqueezeMatmul:
+        # matmul squeezes its own fresh result in place (squeeze_): not a view.
+        return _one_input(_op, x, data, (dim,))
     return _view(_op, x, data, (dim,))
 
 

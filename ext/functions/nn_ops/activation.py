@@ -62,7 +62,7 @@ def _rational(coeffs_num: tuple, coeffs_den: tuple, z: np.ndarray, n: int) -> tu
 
 def erf_kernel(d: np.ndarray) -> np.ndarray:
     """The error function of a floating array, in its dtype."""
-    y = np.abs(d.astype(np.float64))
+    y = np.asarray(np.abs(d.astype(np.float64)))  # an array even for 0-d input
     out = y.copy()  # NaN stays NaN: it falls in none of the ranges below
     small = y <= 0.5
     if small.any():

@@ -328,10 +328,10 @@ class Where(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         (cond,) = ctx.saved_tensors
-        zero = grad * 0
+        # A plain 0, not grad * 0: a nan in grad must not reach the branch not taken.
         return (None,
-                where(cond, grad, zero) if ctx.needs_input_grad[1] else None,
-                where(cond, zero, grad) if ctx.needs_input_grad[2] else None)
+                where(cond, grad, 0.0) if ctx.needs_input_grad[1] else None,
+                where(cond, 0.0, grad) if ctx.needs_input_grad[2] else None)
 
 
 def _whereoperands(a, b):

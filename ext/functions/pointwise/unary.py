@@ -6,7 +6,7 @@ import numpy as np
 
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
-from .._builtin import as_array, namespace_of, record
+from .._builtin import BuiltinFunction, as_array, namespace_of, record
 from ._common import (
     SavesInput,
     SavesResult,
@@ -200,7 +200,40 @@ class Relu(SavesResult):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
-        return grad * (y > 0)
+        return threshold_backward(grad, y, 0)
+
+
+class ThresholdBackward(BuiltinFunction):
+    """grad where ``self`` > threshold, else 0 (relu's gradient, as its own op): the gradient
+    flows to grad through the same mask; ``self`` only decides the mask."""
+
+    node_name = "ThresholdBackwardBackward0"
+    saved_fields = ("self",)
+    saved_attrs = ("threshold",)
+    tensor_positions = (0, 1)
+
+    @staticmethod
+    def forward(grad, y, threshold):
+        return namespace_of(grad).where(y > threshold, grad, 0.0)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[1])
+        ctx.threshold = inputs[2]
+
+    @staticmethod
+    def backward(ctx, gg):
+        (y,) = ctx.saved_tensors
+        return threshold_backward(gg, y, ctx.threshold), namespace_of(gg).zeros_like(y), None
+
+
+def threshold_backward(grad: Tensor, y: Tensor, threshold) -> Tensor:
+    """grad where ``y`` > threshold, else 0 (NaN in grad elsewhere does not leak through)."""
+    d = np.where(y._data > threshold, grad._data, np.zeros((), grad._data.dtype))
+    out = wrap(d.astype(grad._data.dtype, copy=False))
+    if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
+        record(ThresholdBackward, out, (grad, y), (grad, y, threshold))
+    return out
 
 
 def relu(x: Tensor) -> Tensor:
