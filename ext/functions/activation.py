@@ -14,7 +14,7 @@ from .. import _dtype
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
-from ._builtin import BuiltinFunction, as_array, binary_operands, namespace_of, record
+from ._builtin import BuiltinFunction, binary_operands, namespace_of, record
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "addmm", "nll_loss", "mse_loss",
            "masked_fill_zero", "target_hits", "REDUCTIONS"]
@@ -196,7 +196,7 @@ def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
     axes = tuple(sorted({_wrap_dim(a, d.ndim) for a in dims}))
     if len(axes) != len(dims):
         raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
-    out = wrap(as_array(_logsumexp_kernel(d, axes, keepdim)))
+    out = wrap(_logsumexp_kernel(d, axes, keepdim))
     if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(Logsumexp, out, (x,), (x, dim, keepdim))
     return out
@@ -532,7 +532,7 @@ def nll_loss(x: Tensor, target: Tensor, weight: Tensor | None = None,
             # Nothing counts (every sample ignored, or weighted 0): the mean is NaN.
             with np.errstate(invalid="ignore", divide="ignore"):
                 out = losses.sum() / total
-    out = wrap(as_array(out).astype(d.dtype, copy=False))
+    out = wrap(out.astype(d.dtype, copy=False))
     if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(NllLoss, out, (x,), (x, target, weight, mode, ignore_index))
     return out
@@ -587,7 +587,7 @@ def mse_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
                            f"first), got {list(a.shape)} and {list(b.shape)}")
     diff = a - b
     diff *= diff
-    out = wrap(as_array(diff if mode == 0 else diff.sum() if mode == 2 else diff.mean()))
+    out = wrap(diff if mode == 0 else diff.sum() if mode == 2 else diff.mean())
     if STATE.grad_enabled and (x._requires_grad or target._requires_grad) or STATE.special:
         record(MseLoss, out, (x, target), (x, target, mode))
     return out

@@ -16,7 +16,7 @@ from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, bump_version, version_counter, wrap
 from ..autograd.graph import Node, SavedTensor, gradient_edge, link, output_meta
-from ._builtin import BuiltinFunction, as_array, namespace_of, record
+from ._builtin import BuiltinFunction, namespace_of, record
 
 __all__ = ["ViewInfo", "make_view", "apply_inplace", "refresh_view", "CopySlices",
            "DEFAULT", "NO_GRAD_MODE", "MULTI_OUTPUT", "IN_CUSTOM_FUNCTION"]
@@ -297,7 +297,7 @@ class AsStrided(BuiltinFunction):
 
 def as_strided(x: Tensor, positions: np.ndarray) -> Tensor:
     """The view-shaped tensor of x's elements at ``positions`` (flat indices)."""
-    out = wrap(as_array(np.take(x._data, positions)))
+    out = wrap(np.take(x._data, positions))
     if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(AsStrided, out, (x,), (x, positions))
     return out

@@ -11,7 +11,7 @@ import numpy as np
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, wrap
-from ._builtin import BuiltinFunction, as_array, record
+from ._builtin import BuiltinFunction, record
 from .shape import (
     SqueezeMatmul,
     contiguous,
@@ -143,7 +143,7 @@ def _check_tensors(a, b, name: str, second: str = "other") -> None:
 
 
 def _product(op: type, a: Tensor, b: Tensor, data) -> Tensor:
-    out = wrap(as_array(data))
+    out = wrap(data)
     if STATE.grad_enabled and (a._requires_grad or b._requires_grad) and \
             out._data.dtype.kind == "f" or STATE.special:
         record(op, out, (a, b), (a, b))
@@ -241,7 +241,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if ad.dtype == bd.dtype and ad.dtype != np.bool_ and \
             ad.shape[-1] == bd.shape[-2 if db > 1 else 0]:
         try:
-            return wrap(as_array(np.matmul(ad, bd)))
+            return wrap(np.matmul(ad, bd))
         except ValueError:
             pass
     return _batched(a, b)

@@ -110,12 +110,12 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  #
                         f"{type(x).__name__}")
     d = x._data
     if dim is None:
-        out = wrap(as_array(d.sum(dtype=_sum_dtype(d, dtype))))
+        out = wrap(d.sum(dtype=_sum_dtype(d, dtype)))
         if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
             record(SumAll, out, (x,), (x,))
         return out
     axes = _axes(dim, d.ndim)
-    out = wrap(as_array(d.sum(axis=axes, keepdims=keepdim, dtype=_sum_dtype(d, dtype))))
+    out = wrap(d.sum(axis=axes, keepdims=keepdim, dtype=_sum_dtype(d, dtype)))
     if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
         record(SumDim, out, (x,), (x, dim, keepdim))
     return out
@@ -182,12 +182,12 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
                            "floating point or complex dtype. Got: "
                            f"{FROM_NUMPY[d.dtype]._short}")
     if dim is None:
-        out = wrap(as_array(d.mean()))
+        out = wrap(d.mean())
         if x._requires_grad and STATE.grad_enabled or STATE.special:
             record(MeanAll, out, (x,), (x,))
         return out
     axes = _axes(dim, d.ndim)
-    out = wrap(as_array(d.mean(axis=axes, keepdims=keepdim)))
+    out = wrap(d.mean(axis=axes, keepdims=keepdim))
     if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(MeanDim, out, (x,), (x, dim, keepdim))
     return out
@@ -369,7 +369,7 @@ def _extreme(x: Tensor, dim, keepdim: bool, largest: bool):
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
                                "input.numel() == 0. Specify the reduction dim with the 'dim' "
                                "argument.")
-        out = wrap(as_array(d.max() if largest else d.min()))
+        out = wrap(d.max() if largest else d.min())
         if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
             record(MaxAll if largest else MinAll, out, (x,), (x,))
         return out
@@ -454,7 +454,7 @@ def _amax_amin(op: type, kernel, x: Tensor, dim, keepdim: bool) -> Tensor:
     if axes is None and d.size == 0:
         raise RuntimeError(f"{kernel.__name__}(): Expected reduction dim to be specified for "
                            "input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
-    out = wrap(as_array(kernel(d, axis=axes, keepdims=keepdim)))
+    out = wrap(kernel(d, axis=axes, keepdims=keepdim))
     if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
         record(op, out, (x,), (x, dim, keepdim))
     return out
@@ -549,13 +549,13 @@ def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     d = x._data
     acc = dtype._np if dtype is not None else (np.int64 if d.dtype.kind in "biu" else None)
     if dim is None:
-        out = wrap(as_array(d.prod(dtype=acc)))
+        out = wrap(d.prod(dtype=acc))
         if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
             record(ProdAll, out, (x,), (x,))
         return out
     pos = _wrap_dim(dim, d.ndim)
-    out = wrap(as_array(d.prod(axis=pos, keepdims=keepdim, dtype=acc) if d.ndim
-                        else d.astype(acc or d.dtype)))
+    out = wrap(d.prod(axis=pos, keepdims=keepdim, dtype=acc) if d.ndim
+                        else d.astype(acc or d.dtype))
     if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
         record(ProdDim, out, (x,), (x, dim, keepdim))
     return out
@@ -652,7 +652,7 @@ def _variance(op: type, x: Tensor, dim, unbiased, keepdim: bool, correction, nam
                       UserWarning, stacklevel=3)
     with np.errstate(divide="ignore", invalid="ignore"):
         v = d.var(axis=axes, ddof=c, keepdims=keepdim)
-        out = wrap(as_array(np.sqrt(v) if op is Std else v).astype(d.dtype, copy=False))
+        out = wrap(np.sqrt(v) if op is Std else v.astype(d.dtype, copy=False))
     if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(op, out, (x,), (x, dim, saved_correction, keepdim))
     return out
@@ -696,7 +696,7 @@ def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     d = x._data
     acc = dtype._np if dtype is not None else (np.int64 if d.dtype.kind in "biu" else None)
     pos = _wrap_dim(dim, d.ndim)
-    out = wrap(as_array(np.cumsum(d, axis=pos, dtype=acc) if d.ndim else d.astype(acc or d.dtype)))
+    out = wrap(np.cumsum(d, axis=pos, dtype=acc) if d.ndim else d.astype(acc or d.dtype))
     if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
         record(Cumsum, out, (x,), (x, dim))
     return out
@@ -720,7 +720,7 @@ def _arg(x: Tensor, dim, keepdim: bool, largest: bool) -> Tensor:
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
     if d.ndim == 0:
         return wrap(np.zeros((), np.int64))
-    return wrap(as_array(kernel(d, axis=pos, keepdims=keepdim).astype(np.int64)))
+    return wrap(kernel(d, axis=pos, keepdims=keepdim).astype(np.int64))
 
 
 def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:

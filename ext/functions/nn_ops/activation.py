@@ -13,7 +13,7 @@ import numpy as np
 
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
-from .._builtin import BuiltinFunction, as_array, namespace_of, record
+from .._builtin import BuiltinFunction, namespace_of, record
 from ..pointwise._common import SavesInput, unary
 from ._common import check_tensor, float_kernel, records
 
@@ -166,7 +166,7 @@ class Gelu(BuiltinFunction):
 def gelu_backward(grad, x, approximate: str):
     """grad * gelu'(x): NumPy for a plain backward, tensor ops when a graph is wanted."""
     if type(grad) is Tensor and not STATE.grad_enabled:
-        return wrap(as_array(grad._data * _gelu_derivative_kernel(x._data, approximate)))
+        return wrap(grad._data * _gelu_derivative_kernel(x._data, approximate))
     return grad * _gelu_derivative(x, approximate)
 
 
@@ -177,7 +177,7 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
         raise RuntimeError("approximate argument must be either none or tanh.")
     d = x._data
     float_kernel(d, "GeluKernelImpl")
-    out = wrap(as_array(_gelu_kernel(d, approximate)))
+    out = wrap(_gelu_kernel(d, approximate))
     if records(x):
         record(Gelu, out, (x,), (x, approximate))
     return out
@@ -209,7 +209,7 @@ class Silu(BuiltinFunction):
         if type(grad) is Tensor and not STATE.grad_enabled:
             d = x._data
             s = _sigmoid_of(d)
-            return wrap(as_array(grad._data * (s * (1 + d * (1 - s)))))
+            return wrap(grad._data * (s * (1 + d * (1 - s))))
         s = x.sigmoid()
         return grad * (s * (x * (1 - s) + 1))
 
@@ -225,7 +225,7 @@ def silu(x: Tensor) -> Tensor:
     check_tensor(x, "silu")
     d = x._data
     float_kernel(d, "silu_cpu")
-    out = wrap(as_array(d * _sigmoid_of(d)))
+    out = wrap(d * _sigmoid_of(d))
     if records(x):
         record(Silu, out, (x,), (x,))
     return out

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
-from .._builtin import BuiltinFunction, as_array, namespace_of, record_node
+from .._builtin import BuiltinFunction, namespace_of, record_node
 from ._common import check_tensor, float_kernel
 
 __all__ = ["layer_norm"]
@@ -104,12 +104,12 @@ def _layer_norm_backward_kernel(g, x, mean, rstd, weight, dims, batch, needs) ->
     gx = gw = gb = None
     if needs[0]:
         gs = g if weight is None else g * weight._data
-        gx = wrap(as_array(rstd * (gs - gs.mean(axis=dims, keepdims=True)
-                                   - xhat * (gs * xhat).mean(axis=dims, keepdims=True))))
+        gx = wrap(rstd * (gs - gs.mean(axis=dims, keepdims=True)
+                                   - xhat * (gs * xhat).mean(axis=dims, keepdims=True)))
     if needs[2]:
-        gw = wrap(as_array((g * xhat).sum(axis=batch)))
+        gw = wrap((g * xhat).sum(axis=batch))
     if needs[3]:
-        gb = wrap(as_array(g.sum(axis=batch)))
+        gb = wrap(g.sum(axis=batch))
     return gx, None, gw, gb, None
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from ... import _dtype
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
-from .._builtin import BuiltinFunction, as_array, binary_operands, record
+from .._builtin import BuiltinFunction, binary_operands, record
 
 
 def operands(a, b, name: str):
@@ -44,7 +44,7 @@ def broadcast_error(a: np.ndarray, b) -> RuntimeError:
 
 def apply(kernel, ad, bd) -> np.ndarray:
     try:
-        return as_array(kernel(ad, bd))
+        return kernel(ad, bd)
     except ValueError:
         raise broadcast_error(ad, bd) from None
 
@@ -58,7 +58,7 @@ def unary(op: type, x, kernel, to_float: bool = False) -> Tensor:
     d = x._data
     if to_float and d.dtype.kind != "f":
         d = d.astype(_dtype.get_default_dtype()._np)
-    out = wrap(as_array(kernel(d)))
+    out = wrap(kernel(d))
     if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(op, out, (x,), (x,))
     return out

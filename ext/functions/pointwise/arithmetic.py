@@ -9,7 +9,7 @@ import numpy as np
 from ... import _dtype
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
-from .._builtin import BuiltinFunction, as_array, record
+from .._builtin import BuiltinFunction, record
 from ._common import apply, edge, operands, recording, unary
 from .logical import logical_and
 from .selection import where
@@ -108,7 +108,7 @@ def rsub(x: Tensor, other, alpha=1) -> Tensor:
     if type(other) is Tensor:
         return sub(other, x, alpha=alpha)
     xd, od = operands(x, other, "rsub")
-    out = wrap(as_array(od - (xd if alpha == 1 else xd * alpha)))
+    out = wrap(od - (xd if alpha == 1 else xd * alpha))
     if recording(x, None) or STATE.special:
         record(Rsub, out, (x,), (x, other, alpha))
     return out
@@ -319,8 +319,8 @@ def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
         with np.errstate(divide="ignore", invalid="ignore"):
             if xd.dtype.kind in "iu" and (ed < 0).any():
                 # Integer powers truncate toward zero: 2 ** -1 is 0, (-1) ** -1 is -1.
-                out = wrap(as_array(np.trunc(apply(np.power, xd.astype(np.float64), ed))
-                                    .astype(xd.dtype)))
+                out = wrap(np.trunc(apply(np.power, xd.astype(np.float64), ed))
+                                    .astype(xd.dtype))
             else:
                 out = wrap(apply(np.power, xd, ed))
         if recording(x, exponent) or STATE.special:
@@ -330,7 +330,7 @@ def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
     if xd.dtype.kind in "iu" and isinstance(e, int) and e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = wrap(as_array(np.power(xd, e)))
+        out = wrap(np.power(xd, e))
     if recording(x, None) or STATE.special:
         record(PowTensorScalar, out, (x,), (x, exponent))
     return out
@@ -342,7 +342,7 @@ def rpow(x: Tensor, base) -> Tensor:
         return pow(base, x)
     xd, b = operands(x, base, "pow")
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = wrap(as_array(np.power(b, xd)))
+        out = wrap(np.power(b, xd))
     if recording(x, None) or STATE.special:
         record(PowScalarTensor, out, (x,), (base, x))
     return out

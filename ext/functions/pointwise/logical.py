@@ -7,7 +7,7 @@ import numpy as np
 from ... import _dtype
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
-from .._builtin import BuiltinFunction, as_array, binary_operands, record
+from .._builtin import BuiltinFunction, binary_operands, record
 from ._common import apply, recording
 
 
@@ -42,7 +42,7 @@ logical_xor = _logical(np.logical_xor, "logical_xor")
 
 def logical_not(x: Tensor) -> Tensor:
     """Elementwise ``not`` of the truth values, a bool tensor."""
-    return wrap(as_array(np.logical_not(x._data)))
+    return wrap(np.logical_not(x._data))
 
 
 def _bitwise(kernel, name: str, symbol: str):
@@ -75,7 +75,7 @@ def bitwise_not(x: Tensor) -> Tensor:
     if d.dtype.kind == "f":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors")
-    return wrap(as_array(np.invert(d)))
+    return wrap(np.invert(d))
 
 
 eq = _compare(np.equal, "eq")
@@ -113,7 +113,7 @@ class NanToNum(BuiltinFunction):
 def nan_to_num(x: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
     """x with nan, +inf, -inf replaced (by 0 and the dtype's largest and smallest values)."""
     d = x._data
-    out = wrap(as_array(np.nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf)))
+    out = wrap(np.nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf))
     if recording(x, None) and d.dtype.kind == "f" or STATE.special:
         record(NanToNum, out, (x,), (x, nan, posinf, neginf))
     return out
@@ -121,17 +121,17 @@ def nan_to_num(x: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
 
 def isnan(x: Tensor) -> Tensor:
     """Where x is nan (a bool tensor)."""
-    return wrap(as_array(np.isnan(x._data)))
+    return wrap(np.isnan(x._data))
 
 
 def isinf(x: Tensor) -> Tensor:
     """Where x is +inf or -inf (a bool tensor)."""
-    return wrap(as_array(np.isinf(x._data)))
+    return wrap(np.isinf(x._data))
 
 
 def isfinite(x: Tensor) -> Tensor:
     """Where x is neither nan nor infinite (a bool tensor)."""
-    return wrap(as_array(np.isfinite(x._data)))
+    return wrap(np.isfinite(x._data))
 
 
 def equal(a: Tensor, b: Tensor) -> bool:
@@ -153,6 +153,6 @@ def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
     """Where |a - b| <= atol + rtol * |b| (a bool tensor)."""
     ad, bd = binary_operands(a, b)
-    return wrap(as_array(np.isclose(ad, bd, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+    return wrap(np.isclose(ad, bd, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 

@@ -7,7 +7,7 @@ import numpy as np
 from ... import _dtype
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
-from .._builtin import BuiltinFunction, as_array, binary_operands, namespace_of, record
+from .._builtin import BuiltinFunction, binary_operands, namespace_of, record
 from ._common import apply, broadcast_error, edge, recording
 from .logical import logical_and, logical_or
 
@@ -176,7 +176,7 @@ def _clamp_data(d: np.ndarray, lo, hi) -> np.ndarray:
         out = np.maximum(out, lo)
     if hi is not None:
         out = np.minimum(out, hi)
-    return as_array(out if out is not d else d.copy())
+    return out if out is not d else d.copy()
 
 
 def _bound(value, x: Tensor) -> Tensor | None:
@@ -202,7 +202,7 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch's name
             if b is not None:
                 dt = _dtype.result_type(dt, d.ndim, b.dtype, b._data.ndim)
                 d = apply(np.maximum if b is lo else np.minimum, d, b._data)
-        out = wrap(as_array(np.asarray(d, dt._np)))
+        out = wrap(np.asarray(d, dt._np))
         if STATE.grad_enabled and out._data.dtype.kind == "f" and any(
                 type(t) is Tensor and t._requires_grad for t in (x, lo, hi)) or STATE.special:
             record(ClampTensor, out, (x, lo, hi), (x, lo, hi))
@@ -364,7 +364,7 @@ def where(condition: Tensor, a, b) -> Tensor:
         np.broadcast_shapes(cd.shape, values)
     except ValueError:
         raise broadcast_error(cd, np.empty(values)) from None
-    out = wrap(as_array(np.where(cd, ad, bd)))
+    out = wrap(np.where(cd, ad, bd))
     if STATE.grad_enabled and out._data.dtype.kind == "f" and (
             (type(a) is Tensor and a._requires_grad) or (type(b) is Tensor and b._requires_grad)) \
             or STATE.special:

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
-from .._builtin import BuiltinFunction, as_array, namespace_of, record
+from .._builtin import BuiltinFunction, namespace_of, record
 from ._common import (
     SavesInput,
     SavesResult,
@@ -371,7 +371,7 @@ def round(x: Tensor, *, decimals: int | None = None) -> Tensor:  # noqa: A001 - 
         return unary(Round, x, np.round)
     not_for(x, "iu", "round")
     d = x._data
-    out = wrap(as_array(np.round(d, decimals)))
+    out = wrap(np.round(d, decimals))
     if recording(x, None) and d.dtype.kind == "f" or STATE.special:
         record(RoundDecimals, out, (x,), (x, decimals))
     return out
