@@ -129,7 +129,14 @@ class Tensor:
                                    "InferenceMode is not allowed.")
             if not FROM_NUMPY[self._data.dtype].is_floating_point:
                 raise RuntimeError(dtype_message)
-        self._requires_grad = builtins.bool(value)
+        value = builtins.bool(value)
+        info = getattr(self, "_view", None)
+        if info is not None:
+            info.own_requires_grad = value
+            value = value or info.base._requires_grad
+        if value != self._requires_grad:
+            self._requires_grad = value
+            views_follow_base(self)
 
     @property
     def grad(self) -> Tensor | None:
@@ -273,7 +280,9 @@ class Tensor:
                 "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self._grad_fn = None
         self._output_nr = 0
-        self._requires_grad = False
+        if self._requires_grad:
+            self._requires_grad = False
+            views_follow_base(self)
         return self
 
     @property
@@ -488,6 +497,19 @@ def version_counter(t: Tensor) -> list | bool:
     if vc is None:
         vc = t._vc = [0]
     return vc
+
+
+def views_follow_base(base: Tensor) -> None:
+    """``base`` started or stopped requiring grad: its views that have no history of their own
+    (made under no_grad, or before the base required grad) now read as it does."""
+    vc = base._vc
+    if not vc or len(vc) == 1 or getattr(base, "_view", None) is not None:
+        return
+    rg = base._requires_grad
+    for ref in vc[1:]:
+        v = ref()
+        if v is not None and v._grad_fn is None:
+            v._requires_grad = rg or v._view.own_requires_grad
 
 
 def bump_version(t: Tensor) -> None:

@@ -399,3 +399,46 @@ def test_custom_function_separate_style_jvp(T):
         primal, tangent = fwAD.unpack_dual(out)
         assert_close(primal, X ** 3)
         assert_close(tangent, 3 * X * X * V)
+
+
+def test_an_in_place_write_into_a_slice_of_a_dual_keeps_the_rest_of_its_tangent(T):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([1.0, 2.0, 3.0]), T.tensor([10.0, 20.0, 30.0]))
+        x[1:].mul_(2)
+        y = fw.make_dual(T.tensor([1.0, 2.0, 3.0]), T.tensor([10.0, 20.0, 30.0]))
+        y[0:1] = 0.5
+        np.testing.assert_array_equal(fw.unpack_dual(x).tangent.numpy(), [10.0, 40.0, 60.0])
+        np.testing.assert_array_equal(fw.unpack_dual(y).tangent.numpy(), [0.0, 20.0, 30.0])
+
+
+def test_an_in_place_op_on_a_dual_updates_the_tangent_given_to_make_dual(T):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        tangent = T.tensor([10.0, 20.0, 30.0])
+        p = T.tensor([1.0, 2.0, 3.0])
+        x = fw.make_dual(p, tangent)
+        x.mul_(2)
+        np.testing.assert_array_equal(tangent.numpy(), [20.0, 40.0, 60.0])
+        assert fw.unpack_dual(p).tangent is None
+
+
+def test_a_view_written_with_a_dual_gives_its_base_a_tangent(T):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        b = T.zeros(3)
+        v = b[1:]
+        v.copy_(fw.make_dual(T.ones(2), T.tensor([2.0, 3.0])))
+        np.testing.assert_array_equal(fw.unpack_dual(b).tangent.numpy(), [0.0, 2.0, 3.0])
+        b.mul_(2)
+        np.testing.assert_array_equal(fw.unpack_dual(v).tangent.numpy(), [4.0, 6.0])
+
+
+@pytest.mark.parametrize("split", ["unbind", "split", "chunk"])
+def test_a_multi_output_op_giving_one_piece_carries_its_tangent(T, split):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        w = fw.make_dual(T.tensor([[1.0, 2.0]]), T.tensor([[10.0, 20.0]]))
+        u, = {"unbind": lambda: w.unbind(0), "split": lambda: w.split(1),
+              "chunk": lambda: w.chunk(1)}[split]()
+        np.testing.assert_array_equal(fw.unpack_dual(u).tangent.numpy().ravel(), [10.0, 20.0])

@@ -730,3 +730,58 @@ def test_instantiating_a_function_is_deprecated(T):
     Square = square_function(T)
     with pytest.warns(DeprecationWarning, match="should not be instantiated"):
         Square()
+
+
+def _dirty_double(T, outputs: int = 1):
+    class Dirty(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x if outputs == 1 else (x, x * 1)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            return grads[0] * 2
+
+    return Dirty
+
+
+def test_mark_dirty_on_a_view_of_a_leaf_that_requires_grad_raises_after_forward(T):
+    x = T.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being "
+                                           "used in an in-place operation"):
+        _dirty_double(T).apply(x[1:])
+    # forward ran and the dirty input's version was bumped, as in torch
+    np.testing.assert_array_equal(x.detach().numpy(), [1.0, 2.0, 2.0])
+    assert x._version == 2 and x.is_leaf
+
+
+def test_mark_dirty_on_a_no_grad_view_is_the_leaf_error(T):
+    x = T.ones(3, requires_grad=True)
+    with T.no_grad():
+        v = x[1:]
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad has been used in an "
+                                           "in-place operation"):
+        _dirty_double(T).apply(v)
+
+
+def test_mark_dirty_on_a_split_piece_raises_the_multiple_views_error(T):
+    a, b = (T.ones(4, requires_grad=True) * 1).split(2)
+    with pytest.raises(RuntimeError, match="Output 0 of Split is a view and is being modified "
+                                           "inplace"):
+        _dirty_double(T).apply(a)
+
+
+def test_mark_dirty_on_a_view_with_several_outputs_raises(T):
+    y = T.ones(3, requires_grad=True) * 1
+    with pytest.raises(RuntimeError, match="your Function cannot return more than one Tensor"):
+        _dirty_double(T, outputs=2).apply(y[1:])
+
+
+def test_a_dirty_view_returned_may_be_written_again(T):
+    y = T.ones(3, requires_grad=True) * 1
+    out = _dirty_double(T).apply(y[1:])
+    out.add_(1)
+    assert type(y.grad_fn).__name__ == "CopySlices"
+    y.sum().backward()

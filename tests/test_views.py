@@ -144,3 +144,233 @@ def test_squeeze_with_a_tuple_of_dims(T):
     y.sum().backward()
     assert tuple(x.grad.shape) == (1, 3, 1)
     assert tuple(T.ones(2, 1).squeeze((0,)).shape) == (2, 1)
+
+
+# ------------------------------------------------------------------ a view follows its base
+def test_unbind_of_a_1d_tensor_gives_views_that_write_into_it(T):
+    z = T.tensor([1.0, 2.0, 3.0])
+    for v in z:
+        v.add_(10)
+    np.testing.assert_array_equal(z.numpy(), [11.0, 12.0, 13.0])
+    w = T.tensor([1.0, 2.0, 3.0])
+    a, b, c = w.unbind(0)
+    w.mul_(2)
+    assert a.item() == 2.0 and a._base is w
+
+
+def test_a_view_requires_grad_once_its_base_gains_it_through_another_view(T):
+    base = T.zeros(4)
+    v = base.view(2, 2)
+    w = T.ones(2, requires_grad=True)
+    base[2:] = w
+    assert v.requires_grad and not v.is_leaf
+    loss = (v * T.tensor([[1.0, 1.0], [5.0, 5.0]])).sum() + w.sum()
+    loss.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [6.0, 6.0])
+
+
+def test_a_view_follows_its_leaf_base_turning_requires_grad_on(T):
+    x = T.tensor([1.0, 2.0])
+    v = x[:1]
+    x.requires_grad_()
+    assert v.requires_grad and v.is_leaf and v.grad_fn is None
+    (v * 3).sum().backward()
+    assert v.grad is None and x.grad is None  # a view without history accumulates nowhere
+
+
+def test_a_no_grad_view_of_a_tensor_that_requires_grad_requires_grad(T):
+    x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with T.no_grad():
+        v = x[:2]
+    y = (v * 2).sum()
+    assert (v.requires_grad, v.is_leaf, y.requires_grad) == (True, True, True)
+    y.backward()
+    assert v.grad is None and x.grad is None
+
+
+def test_a_no_grad_view_stops_requiring_grad_when_its_base_is_detached(T):
+    y = T.tensor([1.0, 2.0], requires_grad=True) * 1
+    with T.no_grad():
+        v = y[:1]
+    assert v.requires_grad
+    y.detach_()
+    assert not v.requires_grad
+
+
+def test_using_a_no_grad_view_after_its_base_was_modified_in_place_raises(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    with T.no_grad():
+        v = y[:1]
+    y.mul_(2)
+    assert v.requires_grad  # reading requires_grad does not check
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base or "
+                                           "another view of its base has been modified inplace "
+                                           "with grad mode enabled"):
+        v.reshape(1)
+
+
+def test_a_no_grad_view_of_a_base_that_later_requires_grad_raises_on_use(T):
+    base = T.zeros(4)
+    with T.no_grad():
+        v = base[1:]
+    base.add_(T.ones(1, requires_grad=True).sum())
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base"):
+        v.grad_fn
+
+
+def test_retain_grad_survives_writes_through_views(T):
+    x = T.tensor([[0.5], [-1.5]], requires_grad=True)
+    y = x * 1
+    y.retain_grad()
+    y.view(-1)[0] = 2.0
+    v = (x * 1).view(-1)
+    v.retain_grad()
+    v.add_(1)
+    (y.sum() + v.sum() * 3).backward()
+    assert y.retains_grad and v.retains_grad
+    np.testing.assert_array_equal(y.grad.numpy(), [[1.0], [1.0]])
+    np.testing.assert_array_equal(v.grad.numpy(), [3.0, 3.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [[3.0], [4.0]])
+
+
+def test_retain_grad_survives_mark_dirty(T):
+    class Double(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    y.retain_grad()
+    Double.apply(y)
+    (y * 5).sum().backward()
+    assert y.retains_grad
+    np.testing.assert_array_equal(y.grad.numpy(), [5.0, 5.0])
+
+
+def test_an_expanded_view_of_a_tensor_modified_in_place_sums_its_copies(T):
+    x = T.tensor(0.5, requires_grad=True)
+    y = x * 1
+    v = y.expand(2, 3)
+    y.mul_(2)
+    (v * T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum().backward()
+    assert x.grad.item() == 42.0
+
+
+# ------------------------------------------------------------------ how a view was made
+def _view_out(T):
+    class ViewOut(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.shape = x.shape
+            return x[0]
+
+        @staticmethod
+        def backward(ctx, g):
+            r = T.zeros(ctx.shape, dtype=g.dtype)
+            r[0] = g
+            return r
+
+    return ViewOut
+
+
+def test_a_view_of_a_custom_function_view_may_not_be_written(T):
+    v = _view_out(T).apply(T.ones(2, 2, requires_grad=True) * 1)
+    with pytest.raises(RuntimeError, match="Output 0 of Unsqueeze is a view and is being modified "
+                                           "inplace. This view was created inside a custom "
+                                           "Function"):
+        v[None].add_(1)
+
+
+def test_a_view_of_a_split_piece_may_not_be_written(T):
+    a, b = (T.ones(2, 3, requires_grad=True) * 1).split([1, 2], 1)
+    with pytest.raises(RuntimeError, match="Output 0 of Slice is a view and is being modified "
+                                           "inplace. This view is the output of a function that "
+                                           "returns multiple views"):
+        b[:, -2:] = T.zeros(2, 2)
+
+
+def test_a_view_of_a_no_grad_view_may_not_be_written(T):
+    y = T.ones(2, 3, requires_grad=True) * 1
+    with T.no_grad():
+        row = y[0]
+    tail = row[1:]
+    assert type(tail.grad_fn).__name__ == "SliceBackward0"
+    with pytest.raises(RuntimeError, match="Output 0 of Slice is a view of a view which was "
+                                           "created in no_grad mode and is being modified"):
+        tail.add_(1)
+
+
+def test_a_split_piece_of_a_plain_tensor_may_not_take_a_value_that_requires_grad(T):
+    a = T.tensor([1.0, 2.0, 3.0, 4.0])
+    p, q = a.split(2)
+    q.add_(1)  # nothing requires grad: allowed
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being "
+                                           "modified inplace with grad mode enabled. This view "
+                                           "is the output of a function that returns multiple"):
+        q.copy_(T.tensor([5.0, 6.0], requires_grad=True))
+    np.testing.assert_array_equal(a.numpy(), [1.0, 2.0, 4.0, 5.0])
+
+
+def test_a_custom_function_view_output_used_after_its_base_changed_raises(T):
+    x = T.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = x * 1
+    v = _view_out(T).apply(y)
+    y += 1
+    with pytest.raises(RuntimeError, match="Output 0 of ViewOut is a view and its base or another "
+                                           "view of its base has been modified inplace. This view "
+                                           "was created inside a custom Function"):
+        (v * 2).sum().backward()
+
+
+def test_a_custom_function_view_made_under_no_grad_is_still_protected(T):
+    y = T.ones(2, 2, requires_grad=True) * 1
+    with T.no_grad():
+        v = _view_out(T).apply(y)
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base or "
+                                           "another view of its base has been modified inplace "
+                                           "with grad mode enabled. This view was created inside "
+                                           "a custom Function"):
+        v.grad_fn
+
+
+def test_a_non_differentiable_view_output_requires_grad_through_its_base(T):
+    class Tail(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            r = x[1:]
+            ctx.mark_non_differentiable(r)
+            return r
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    o = Tail.apply(T.ones(3, requires_grad=True) * 1)
+    assert o.grad_fn is None and o.requires_grad
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being "
+                                           "modified inplace with grad mode enabled. This view "
+                                           "was created inside a custom Function"):
+        o.add_(1)
+
+
+def test_custom_function_node_repr_names_its_module(T):
+    class Ident(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    y = Ident.apply(T.ones(1, requires_grad=True))
+    assert repr(y.grad_fn).startswith(f"<{T.__name__}.autograd.function.IdentBackward object at")

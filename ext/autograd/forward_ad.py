@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from .._state import STATE, refresh_special
 from .._tensor import Tensor, wrap
 
@@ -112,27 +114,40 @@ def _untracked(fn, *args):
 
 
 def write_tangent(t: Tensor, result: Tensor) -> None:
-    """After ``t`` was overwritten in place with ``result``: t takes result's tangent, and when
-    t is a view, its base's tangent gets that part replaced."""
+    """After ``t`` was overwritten in place with ``result``: as in torch, t's tangent is
+    overwritten in place with result's (zeros if it has none), so that views sharing it (the
+    tangents of views of t, a dual's tangent given by the user) see the change; when t is a
+    view, its base's tangent gets that part replaced."""
     new = tangent_of(result)
+    old = tangent_of(t)
     info = getattr(t, "_view", None)
-    if info is None:
-        if new is not None:
-            set_tangent(t, new)
+    base = None if info is None else info.base
+    base_t = None if base is None else tangent_of(base)
+    if new is None and old is None and base_t is None:
         return
-    base = info.base
-    base_t = tangent_of(base)
-    if new is None and base_t is None:
-        return
-    from ..functions.inplace import _positions, as_strided_scatter
-
     if new is None:
         new = t.new_zeros(t.shape)
-    if base_t is None:
-        base_t = base.new_zeros(base.shape)
-    set_tangent(base, _untracked(as_strided_scatter, base_t, new.reshape(t.shape),
-                                 _positions(t, base)))
-    set_tangent(t, new)
+    if base_t is not None or (old is None and base is not None):
+        from ..functions.inplace import _positions, as_strided_scatter
+
+        positions = _positions(t, base)
+        if base_t is not None and base_t._data.flags.writeable:
+            np.put(base_t._data, positions, new._data)
+            set_tangent(base, base_t)
+        else:
+            zeros = base.new_zeros(base.shape) if base_t is None else base_t
+            set_tangent(base, _untracked(as_strided_scatter, zeros, new.reshape(t.shape),
+                                         positions))
+        if old is None or not np.shares_memory(old._data, base_t._data if base_t is not None
+                                               else old._data[:0]):
+            # The view's tangent is read again from its base's.
+            t._fw_grad = None
+            return
+    if old is not None and old._data.flags.writeable:
+        np.copyto(old._data, np.broadcast_to(new._data, old._data.shape), casting="unsafe")
+        set_tangent(t, old)
+    else:
+        set_tangent(t, new)
 
 
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
@@ -203,7 +218,7 @@ def propagate(op: type, outputs: tuple, args: tuple) -> None:
     finally:
         STATE.fw_level = level
         refresh_special()
-    if len(outputs) == 1:
+    if type(result) is not tuple:
         result = (result,)
     for o, t in zip(outputs, result):
         if o is not None and t is not None and o._data.dtype.kind == "f":

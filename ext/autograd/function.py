@@ -144,6 +144,10 @@ def _zeros_for(meta: tuple) -> Tensor:
     return wrap(np.zeros(shape, dt))
 
 
+def _custom_node_repr(node) -> str:
+    return f"<ext.autograd.function.{type(node).__name__} object at {hex(id(node))}>"
+
+
 class FunctionMeta(type):
     """Creates each Function's node class (``<ClassName>Backward``) when the Function is made."""
 
@@ -156,6 +160,9 @@ class FunctionMeta(type):
         if slots is not None:
             namespace["__slots__"] = slots()
         cls._backward_cls = type(node_name, (node_base,), namespace)
+        if node_base is BackwardCFunction:
+            # torch makes a custom Function's node class in torch.autograd.function.
+            cls._backward_cls.__repr__ = _custom_node_repr
         decorate = getattr(cls, "_decorate_node", None)
         if decorate is not None:
             decorate()
@@ -275,12 +282,17 @@ class Function(metaclass=FunctionMeta):
         non_diff = ctx._non_differentiable
         returned = []
         for o in outputs:
-            if isinstance(o, Tensor) and any(o is a for a in args) and \
-                    not any(o is d for d in dirty):
-                view = _returned_input(o, cls.__name__)
-                if any(o is n for n in non_diff):
-                    non_diff = non_diff + (view,)
-                o = view
+            if isinstance(o, Tensor) and not any(o is d for d in dirty):
+                if any(o is a for a in args):
+                    view = _returned_input(o, cls.__name__)
+                    if any(o is n for n in non_diff):
+                        non_diff = non_diff + (view,)
+                    o = view
+                elif getattr(o, "_view", None) is not None:
+                    from ..functions.inplace import IN_CUSTOM_FUNCTION
+
+                    # Writing into it in place would bypass this Function's backward.
+                    o._view.creation = IN_CUSTOM_FUNCTION
             returned.append(o)
         outputs = tuple(returned)
         ctx._non_differentiable = non_diff
@@ -340,6 +352,7 @@ def _forward_tangents(cls, ctx, args: tuple, outputs: tuple, tangents: list) -> 
 def _check_dirty(dirty: tuple, args: tuple, outputs: tuple, record: bool) -> None:
     """torch's rules for ``mark_dirty``; a dirty input has its version bumped."""
     from .._tensor import bump_version
+    from ..functions.inplace import check_inplace
 
     for d in dirty:
         if not any(d is a for a in args):
@@ -351,10 +364,25 @@ def _check_dirty(dirty: tuple, args: tuple, outputs: tuple, record: bool) -> Non
             raise RuntimeError("Some elements marked as dirty during the forward method were not "
                                "returned as output. The inputs that are modified inplace must "
                                "all be outputs of the Function.")
-        if record and d._grad_fn is None and d._requires_grad:
-            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
-                               "operation.")
         bump_version(d)
+        if record:
+            if d._grad_fn is None and d._requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                                   "in-place operation.")
+            if getattr(d, "_view", None) is not None:
+                check_inplace(d, True)
+                if len(outputs) > 1:
+                    raise RuntimeError(_DIRTY_VIEW_OUTPUTS)
+
+
+_DIRTY_VIEW_OUTPUTS = (
+    "If your Function modifies inplace an input that is a view of another Tensor, your Function "
+    "cannot return more than one Tensor. This is not supported by the current autograd engine. "
+    "You should either make sure the input is not a view (using .clone() for example) or make "
+    "your Function only return one Tensor (potentially splitting it into two Functions: one "
+    "doing the inplace that returns a single Tensor and a second one that does the other "
+    "operations). You can ask on the forum https://discuss.pytorch.org/ if you need help to do "
+    "this change.")
 
 
 def _rebase_dirty_views(ctx, view_inputs: list) -> None:

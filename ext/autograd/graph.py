@@ -13,7 +13,7 @@ import weakref
 from typing import Any
 
 from .._state import STATE, refresh_special
-from .._tensor import Tensor, bump_version, legacy_type_name, refresh_view
+from .._tensor import Tensor, bump_version, legacy_type_name, refresh_view, views_follow_base
 from ..utils.hooks import RemovableHandle, add_hook, hook_dict
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "saved_tensors_hooks",
@@ -174,6 +174,10 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
     ref = getattr(t, "_grad_acc", None)
     acc = ref() if ref is not None else None
     if acc is None:
+        info = getattr(t, "_view", None)
+        if info is not None and not info.own_requires_grad:
+            # A view with no history requires grad through its base, and has no accumulator.
+            return None
         acc = AccumulateGrad(t)
         # The tensor refers to its accumulator weakly: the accumulator holds the tensor.
         t._grad_acc = weakref.ref(acc)
@@ -462,11 +466,35 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
         record_forward_stack(node)
     if len(outputs) == 1 and outputs[0] is not None:
         out = outputs[0]
+        node._out_meta = output_meta(out._data)
+        if out._grad_fn is not None or (out._vc and len(out._vc) > 1):
+            _new_history(out, node, 0)
+            return
         out._grad_fn = node
         out._requires_grad = True
-        node._out_meta = output_meta(out._data)
         return
     _link_outputs(outputs, node)
+
+
+def move_retains_grad(t: Tensor, node: Node, output_nr: int) -> None:
+    """``t`` gets a new history (an in-place write): a ``retain_grad`` on it follows it to
+    output ``output_nr`` of ``node``; its tensor hooks stay where they were, as in torch."""
+    prev = t._grad_fn
+    if prev is not None and prev._hooks is not None:
+        ref = prev._hooks.retains_grad.pop(t._output_nr, None)
+        if ref is not None:
+            node._node_hooks().retains_grad[output_nr] = ref
+
+
+def _new_history(t: Tensor, node: Node, output_nr: int) -> None:
+    """Make ``t``, a tensor that may already have a history or views (an input a Function
+    modified in place), output ``output_nr`` of ``node``."""
+    move_retains_grad(t, node, output_nr)
+    t._grad_fn = node
+    t._output_nr = output_nr
+    if not t._requires_grad:
+        t._requires_grad = True
+        views_follow_base(t)
 
 
 def _edge_node(t: Tensor | None) -> Node | None:
@@ -488,10 +516,13 @@ def _link_outputs(outputs: tuple, node: Node) -> None:
         if out is None:
             meta.append(None)
             continue
+        meta.append((out._data.shape, out._data.dtype))
+        if out._grad_fn is not None or (out._vc and len(out._vc) > 1):
+            _new_history(out, node, i)
+            continue
         out._grad_fn = node
         out._output_nr = i
         out._requires_grad = True
-        meta.append((out._data.shape, out._data.dtype))
     node._out_meta = tuple(meta)
 
 

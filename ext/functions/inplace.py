@@ -10,12 +10,21 @@ region of the base's gradient; the view's own grad_fn is then read back from the
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .._dtype import FROM_NUMPY
 from .._state import STATE
-from .._tensor import Tensor, bump_version, version_counter, wrap
-from ..autograd.graph import Node, SavedTensor, gradient_edge, link, output_meta
+from .._tensor import Tensor, bump_version, version_counter, views_follow_base, wrap
+from ..autograd.graph import (
+    Node,
+    SavedTensor,
+    gradient_edge,
+    link,
+    move_retains_grad,
+    output_meta,
+)
 from ._builtin import BuiltinFunction, namespace_of, record
 
 __all__ = ["ViewInfo", "make_view", "apply_inplace", "refresh_view", "CopySlices",
@@ -26,75 +35,115 @@ DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT, IN_CUSTOM_FUNCTION = range(4)
 
 
 class ViewInfo:
-    """What a view knows of its base: the base itself, how it was made, and the version of the
-    shared counter when its grad_fn was last correct."""
+    """What a view knows of its base: the base itself, how it was made, the version of the
+    shared counter when its grad_fn was last correct, and whether it was asked to require grad
+    itself (a view without history otherwise requires grad exactly when its base does)."""
 
-    __slots__ = ("base", "creation", "version", "op")
+    __slots__ = ("base", "creation", "version", "op", "own_requires_grad")
 
     def __init__(self, base: Tensor, creation: int, version: int, op: str) -> None:
         self.base = base
         self.creation = creation
         self.version = version
         self.op = op
+        self.own_requires_grad = False
 
 
 def make_view(out: Tensor, x: Tensor, creation: int = DEFAULT, op: str = "") -> Tensor:
     """Mark ``out`` as a view of ``x`` (of x's base if x is a view itself): they share the
-    version counter, and ``out._base`` is the base."""
+    version counter, and ``out._base`` is the base.
+
+    As torch's, a view requires grad when ``x`` does, even when it was made under no_grad and
+    has no history of its own; and it inherits a restriction on in-place writes (``creation``)
+    from ``x`` when it was made in the ordinary way.
+    """
     info = getattr(x, "_view", None)
     base = x if info is None else info.base
     vc = base._vc if base._vc is False else version_counter(base)
     out._vc = vc
-    if creation == DEFAULT and not STATE.grad_enabled:
+    grad_mode = STATE.grad_enabled
+    if not grad_mode:
         creation = NO_GRAD_MODE
+    elif creation == DEFAULT and info is not None:
+        creation = info.creation
     out._view = ViewInfo(base, creation, 0 if vc is False else vc[0], op)
+    if x._requires_grad:
+        if grad_mode and not STATE.inference:
+            return out  # its op records a node for it
+        out._requires_grad = True
+    if vc is not False:
+        follow_base_requires_grad(out, vc)
     return out
 
 
+def follow_base_requires_grad(view: Tensor, vc: list) -> None:
+    """Let ``view``, which has no history of its own, learn when its base starts (or stops)
+    requiring grad: the shared version counter keeps a weak reference to it."""
+    if len(vc) > 64 and len(vc) & (len(vc) - 1) == 0:
+        # Now and then drop the views that are gone.
+        vc[1:] = [r for r in vc[1:] if r() is not None]
+    vc.append(weakref.ref(view))
+
+
+def _view_name(node) -> str:
+    name = type(node).__name__
+    cut = name.rfind("Backward")
+    return name[:cut] if cut > 0 else name
+
+
+_VIEW_RULES = {
+    MULTI_OUTPUT: " This view is the output of a function that returns multiple views. Such "
+                  "functions do not allow the output views to be modified inplace. You should "
+                  "replace the inplace operation by an out-of-place one.",
+    NO_GRAD_MODE: " Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                  "can clarify your code by moving both the view and the inplace either both "
+                  "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+                  "outside (if you want the inplace to be tracked).",
+    IN_CUSTOM_FUNCTION: " This view was created inside a custom Function (or because an input "
+                        "was returned as-is) and the autograd logic to handle view+inplace would "
+                        "override the custom backward associated with the custom Function, "
+                        "leading to incorrect gradients. This behavior is forbidden. You can fix "
+                        "this by cloning the output of the custom Function.",
+}
+
+
+def view_rebase_error(t: Tensor, info: ViewInfo, indirect: bool) -> RuntimeError:
+    """torch's error for a view that may not be written in place (``indirect``: its base or
+    another view of it was written), worded by how the view was made."""
+    what = "its base or another view of its base has been" if indirect else "is being"
+    fn = t._grad_fn
+    if info.creation == NO_GRAD_MODE or fn is None:
+        prefix = ("A view was created in" if fn is None else
+                  f"Output {t._output_nr} of {_view_name(fn)} is a view of a view which was "
+                  "created in")
+        msg = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        msg = f"Output {t._output_nr} of {_view_name(fn)} is a view and {what} modified inplace."
+    return RuntimeError(msg + _VIEW_RULES[info.creation])
+
+
 # ---------------------------------------------------------------------------------- checks
-_E23 = ("A view was created in no_grad mode and is being modified inplace with grad mode "
-        "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can "
-        "clarify your code by moving both the view and the inplace either both inside the no_grad "
-        "block (if you don't want the inplace to be tracked) or both outside (if you want the "
-        "inplace to be tracked).")
-
-
-def check_inplace(t: Tensor) -> None:
-    """Raise torch's error when ``t`` may not be modified in place (before any work)."""
+def check_inplace(t: Tensor, requires_grad: bool) -> None:
+    """Raise torch's error when ``t`` may not be modified in place by an op whose inputs
+    (``t`` and the others) ``requires_grad`` (before any work)."""
     if t._vc is False and not STATE.inference:
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
                            "allowed.You can make a clone to get a normal tensor before doing "
                            "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
                            "details.")
-    if not STATE.grad_enabled:
+    if not (requires_grad and STATE.grad_enabled):
         return
     info = getattr(t, "_view", None)
-    if info is None:
-        if t._grad_fn is None and t._requires_grad:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                               "operation.")
-        return
-    base = info.base
-    if base._grad_fn is None and base._requires_grad:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
-    if not (base._requires_grad or t._requires_grad):
-        return
-    if info.creation == NO_GRAD_MODE:
-        raise RuntimeError(_E23)
-    if info.creation == MULTI_OUTPUT:
-        raise RuntimeError(
-            f"Output {t._output_nr} of {info.op} is a view and is being modified inplace. This "
-            "view is the output of a function that returns multiple views. Such functions do not "
-            "allow the output views to be modified inplace. You should replace the inplace "
-            "operation by an out-of-place one.")
-    if info.creation == IN_CUSTOM_FUNCTION:
-        raise RuntimeError(
-            f"Output {t._output_nr} of {info.op} is a view and is being modified inplace. This "
-            "view was created inside a custom Function (or because an input was returned as-is) "
-            "and the autograd logic to handle view+inplace would override the custom backward "
-            "associated with the custom Function, leading to incorrect gradients. This behavior "
-            "is forbidden. You can fix this by cloning the output of the custom Function.")
+    if info is not None:
+        if info.creation != DEFAULT:
+            raise view_rebase_error(t, info, indirect=False)
+        base = info.base
+        if t.requires_grad and base._grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+    elif t._grad_fn is None and t._requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
 
 
 # ---------------------------------------------------------------------------------- writing
@@ -162,9 +211,14 @@ def _saves(node: Node, t: Tensor) -> bool:
 
 def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     """Modify ``t`` in place to ``op(t, *args, **kwargs)`` with torch's autograd semantics."""
-    check_inplace(t)
-    recording = STATE.grad_enabled and not STATE.inference and (
-        t._requires_grad or any(type(a) is Tensor and a._requires_grad for a in args))
+    requires_grad = t._requires_grad
+    if not requires_grad:
+        for a in (*args, *kwargs.values()) if kwargs else args:
+            if type(a) is Tensor and a._requires_grad:
+                requires_grad = True
+                break
+    check_inplace(t, requires_grad)
+    recording = requires_grad and STATE.grad_enabled and not STATE.inference
     if not recording:
         if not kwargs and len(args) == 1 and not STATE.special and _write_direct(t, op, args[0]):
             return t
@@ -237,17 +291,14 @@ _DIRECT: dict = {}
 
 def _rebase(t: Tensor, node: Node) -> None:
     """Make ``node`` the grad_fn of ``t`` (which the op's output was only standing in for)."""
-    prev = t._grad_fn
-    if prev is not None and prev._hooks is not None:
-        # retain_grad follows the tensor to its new history; tensor hooks stay where they were.
-        ref = prev._hooks.retains_grad.pop(t._output_nr, None)
-        if ref is not None:
-            node._node_hooks().retains_grad[0] = ref
+    move_retains_grad(t, node, 0)
     t._grad_fn = node
     t._output_nr = 0
-    t._requires_grad = True
     node._out_meta = output_meta(t._data)
     _point_saved_outputs(node, t)
+    if not t._requires_grad:
+        t._requires_grad = True
+        views_follow_base(t)
 
 
 def _point_saved_outputs(node: Node, t: Tensor) -> None:
@@ -277,7 +328,7 @@ class AsStrided(BuiltinFunction):
 
     node_name = "AsStridedBackward0"
     saved_attrs = ("size", "stride", "storage_offset")
-    ctx_attrs = ("positions", "self_sym_sizes")
+    ctx_attrs = ("positions", "self_sym_sizes", "overlapping")
     tensor_positions = (0,)
 
     @staticmethod
@@ -288,10 +339,18 @@ class AsStrided(BuiltinFunction):
     def setup_context(ctx, inputs, output):
         ctx.positions = inputs[1]
         ctx.self_sym_sizes = tuple(inputs[0].shape)
+        ctx.overlapping = False
 
     @staticmethod
     def backward(ctx, grad):
-        zeros = namespace_of(grad).zeros(ctx.self_sym_sizes, dtype=grad.dtype)
+        ns = namespace_of(grad)
+        if ctx.overlapping:
+            # Several elements read one place (an expanded view): their gradients add up there.
+            flat = ns.zeros(int(np.prod(ctx.self_sym_sizes)), dtype=grad.dtype)
+            index = ns.as_tensor(ctx.positions.reshape(-1))
+            whole = flat.index_put((index,), grad.reshape(-1), accumulate=True)
+            return whole.reshape(ctx.self_sym_sizes), None
+        zeros = ns.zeros(ctx.self_sym_sizes, dtype=grad.dtype)
         return as_strided_scatter(zeros, grad, ctx.positions), None
 
 
@@ -390,10 +449,13 @@ def _copy_slices(t: Tensor, info: ViewInfo, node: Node, edge: int = 0) -> None:
     cs._nrs = (base_edge[1], *node._nrs[:edge], *node._nrs[edge + 1:])
     cs._seq = node._seq
     cs._hooks = None
+    move_retains_grad(base, cs, 0)
     base._grad_fn = cs
     base._output_nr = 0
-    base._requires_grad = True
     cs._out_meta = output_meta(base._data)
+    if not base._requires_grad:
+        base._requires_grad = True
+        views_follow_base(base)
     _point_saved_outputs(node, t)
     _regenerate(t, info)
 
@@ -409,9 +471,10 @@ def _regenerate(t: Tensor, info: ViewInfo) -> None:
     node.needs_input_grad = (True, False)
     node._saved = ()
     node._versions = None
-    link((t,), node, (base,))
+    link((t,), node, (base,))  # retain_grad moves to the new node with the view
     node.positions = positions
     node.self_sym_sizes = tuple(base._data.shape)
+    node.overlapping = any(st == 0 and n > 1 for st, n in zip(t._data.strides, t._data.shape))
     node.size = tuple(t._data.shape)
     node.stride = tuple(s // t._data.itemsize for s in t._data.strides)
     item = base._data.itemsize
@@ -422,17 +485,16 @@ def _regenerate(t: Tensor, info: ViewInfo) -> None:
 def refresh_view(t: Tensor) -> None:
     """Bring a view's grad_fn up to date after its base (or another view) changed in place."""
     info = getattr(t, "_view", None)
-    if info is None or info.base._vc is False:
+    if info is None:
         return
-    if info.version != info.base._vc[0]:
-        if info.creation == MULTI_OUTPUT and info.base._requires_grad:
-            raise RuntimeError(
-                f"Output {t._output_nr} of {info.op} is a view and its base or another view of "
-                "its base has been modified inplace. This view is the output of a function that "
-                "returns multiple views. Such functions do not allow the output views to be "
-                "modified inplace. You should replace the inplace operation by an out-of-place "
-                "one.")
-        _regenerate(t, info)
+    vc = info.base._vc
+    if vc is False or info.version == vc[0]:
+        return
+    if t._grad_fn is None and not info.base._requires_grad:
+        return  # no history to bring up to date (yet)
+    if info.creation != DEFAULT:
+        raise view_rebase_error(t, info, indirect=True)
+    _regenerate(t, info)
 
 
 # ---------------------------------------------------------------------------------- fill, copy

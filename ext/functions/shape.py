@@ -609,8 +609,9 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
     if d.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     pos = _wrap_dim(dim, d.ndim)
-    outs = tuple(make_view(wrap(d[(slice(None),) * pos + (i,)]), x, MULTI_OUTPUT, "Unbind")
-                 for i in range(d.shape[pos]))
+    # The trailing Ellipsis keeps a 0-d piece a NumPy view (a bare integer index copies it).
+    outs = tuple(make_view(wrap(d[(slice(None),) * pos + (i, Ellipsis)]), x, MULTI_OUTPUT,
+                           "Unbind") for i in range(d.shape[pos]))
     if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
         record_node(Unbind, outs, (x,), (x, dim))
     return outs
