@@ -8,6 +8,7 @@ created) runs first, as in torch; a leaf's AccumulateGrad runs as soon as it is 
 from __future__ import annotations
 
 import heapq
+import itertools
 
 from .._state import STATE
 from .._tensor import Tensor, legacy_type_name
@@ -46,14 +47,17 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
             buf = buffers[fn] = [None] * len(fn._out_meta)
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
-    ready: list = []  # a heap of (-sequence_nr, node)
+    # A heap of (-sequence_nr, tick, node): the tick, unique per push, breaks any tie between
+    # sequence numbers (first in, first out), so that the heap never compares nodes.
+    ready: list = []
+    tick = itertools.count().__next__
     accumulators: list = []
     for fn in buffers:
         if dependencies.get(fn, 0) == 0:
             if type(fn) is AccumulateGrad:
                 accumulators.append(fn)
             else:
-                ready.append((-fn._seq, fn))
+                ready.append((-fn._seq, tick(), fn))
     heapq.heapify(ready)
 
     # Anything beyond "run every node": restricted inputs, captures, retained non-leaf inputs.
@@ -71,12 +75,12 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
         while True:
             if accumulators:
                 if fn is not None:
-                    heapq.heappush(ready, (-fn._seq, fn))
+                    heapq.heappush(ready, (-fn._seq, tick(), fn))
                 fn = accumulators.pop(0)
             elif fn is None:
                 if not ready:
                     break
-                fn = heapq.heappop(ready)[1]
+                fn = heapq.heappop(ready)[2]
             grads = buffers.pop(fn)
             hooks = fn._hooks
             is_leaf = type(fn) is AccumulateGrad
@@ -140,9 +144,9 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                         following = nf
                     else:
                         if following is not None:
-                            heapq.heappush(ready, (-following._seq, following))
+                            heapq.heappush(ready, (-following._seq, tick(), following))
                             following = None
-                        heapq.heappush(ready, (-nf._seq, nf))
+                        heapq.heappush(ready, (-nf._seq, tick(), nf))
             fn = following
     finally:
         state.grad_enabled = prev_mode

@@ -37,6 +37,7 @@ _ANOMALY_HINT = (
 # Every node created on any thread takes the next number; the engine runs the ready node with the
 # highest number first, i.e. the most recently created one.
 _sequence = itertools.count()
+next_sequence_nr = _sequence.__next__
 # AccumulateGrad's sequence number in torch (UINT64_MAX): it runs as soon as it is ready.
 ACCUMULATE_SEQ = 18446744073709551615
 

@@ -15,7 +15,15 @@ import numpy as np
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, bump_version, version_counter, wrap
-from ..autograd.graph import Node, SavedTensor, gradient_edge, link, output_meta
+from ..autograd.graph import (
+    ERR_BACKWARD_TWICE,
+    Node,
+    SavedTensor,
+    gradient_edge,
+    link,
+    next_sequence_nr,
+    output_meta,
+)
 from ._builtin import BuiltinFunction, namespace_of, record
 
 __all__ = ["ViewInfo", "make_view", "apply_inplace", "refresh_view", "CopySlices",
@@ -352,6 +360,8 @@ class CopySlices(Node):
         return "ext::autograd::CopySlices"
 
     def _apply(self, grads: list) -> tuple:
+        if self._fn is None:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
         grad = grads[0]
         region = as_strided(grad, self._positions)
         shape, dt = self._view_meta
@@ -372,7 +382,9 @@ class CopySlices(Node):
         return (whole, *res[:k], *res[k + 1:])
 
     def _release(self) -> None:
-        self._fn._release()
+        # Only drop the op's node, as torch does: a double-backward graph may still reach it
+        # directly (through the op's saved output), and it needs its saved tensors there.
+        self._fn = None
 
 
 def _copy_slices(t: Tensor, info: ViewInfo, node: Node, edge: int = 0) -> None:
@@ -388,7 +400,7 @@ def _copy_slices(t: Tensor, info: ViewInfo, node: Node, edge: int = 0) -> None:
     base_edge = gradient_edge(base)
     cs._next = (base_edge[0], *node._next[:edge], *node._next[edge + 1:])
     cs._nrs = (base_edge[1], *node._nrs[:edge], *node._nrs[edge + 1:])
-    cs._seq = node._seq
+    cs._seq = next_sequence_nr()
     cs._hooks = None
     base._grad_fn = cs
     base._output_nr = 0
