@@ -20,7 +20,7 @@ __all__ = ["run_backward"]
 
 def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_graph: bool,
                  create_graph: bool, inputs: list[tuple[Node, int]] | None = None,
-                 accumulate: bool = True, non_leaf_inputs: list[Tensor] = ()) -> list | None:
+                 accumulate: bool = True) -> list | None:
     """Propagate ``root_grads`` from the ``roots`` edges through the graph.
 
     With ``accumulate`` (``backward``) leaves get their ``.grad``; ``inputs`` then restricts which
@@ -38,7 +38,6 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                 captures.setdefault(edge, []).append(i)
     captured = [None] * len(inputs) if captures is not None else None
     targets = {fn for fn, _ in inputs} if inputs is not None else ()
-    retained = {(t._grad_fn, t._output_nr): t for t in non_leaf_inputs}
 
     buffers: dict[Node, list] = {}
     for (fn, nr), g in zip(roots, root_grads):
@@ -60,8 +59,8 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                 ready.append((-fn._seq, tick(), fn))
     heapq.heapify(ready)
 
-    # Anything beyond "run every node": restricted inputs, captures, retained non-leaf inputs.
-    special = needed is not None or captures is not None or bool(retained)
+    # Anything beyond "run every node": restricted inputs, captures.
+    special = needed is not None or captures is not None
     state = STATE
     prev_mode = state.grad_enabled
     state.grad_enabled = create_graph
@@ -85,8 +84,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
             hooks = fn._hooks
             is_leaf = type(fn) is AccumulateGrad
             if special or is_leaf or hooks is not None:
-                grads = _prologue(fn, grads, hooks, is_leaf, needed, targets, captures, captured,
-                                  retained)
+                grads = _prologue(fn, grads, hooks, is_leaf, needed, targets, captures, captured)
                 if grads is None:
                     fn = None
                     continue
@@ -154,8 +152,8 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
     return captured
 
 
-def _prologue(fn: Node, grads: list, hooks, is_leaf: bool, needed, targets, captures, captured,
-              retained) -> list | None:
+def _prologue(fn: Node, grads: list, hooks, is_leaf: bool, needed, targets, captures,
+              captured) -> list | None:
     """Before a node runs: its tensor hooks, retain_grad, captures for ``autograd.grad`` and its
     pre-hooks, in torch's order. None when the node is not to run."""
     if needed is not None and fn not in needed and fn not in targets:
@@ -168,8 +166,6 @@ def _prologue(fn: Node, grads: list, hooks, is_leaf: bool, needed, targets, capt
         grads = _tensor_pre_hooks(hooks, grads)
     if captures is not None:
         _capture(captures, captured, fn, grads)
-    if retained:
-        _retain(retained, fn, grads)
     if needed is not None and fn not in needed:
         return None
     if hooks is not None and hooks.pre:
@@ -183,14 +179,6 @@ def _capture(captures: dict, captured: list, fn: Node, grads: list) -> None:
         if slots is not None:
             for i in slots:
                 captured[i] = g
-
-
-def _retain(retained: dict, fn: Node, grads: list) -> None:
-    # backward(inputs=[non-leaf]) fills that tensor's .grad like retain_grad does.
-    for nr, g in enumerate(grads):
-        t = retained.get((fn, nr))
-        if t is not None and g is not None:
-            t._grad = g.detach() if t._grad is None else t._grad + g
 
 
 def _count_dependencies(roots: list[tuple[Node, int]]) -> dict[Node, int]:
