@@ -180,6 +180,71 @@ def test_hook_fires_on_every_backward(T):
     assert x.grad.tolist() == [6.0, 6.0]
 
 
+def two_outputs(T):
+    class Two(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+    return Two
+
+
+def test_hook_on_an_output_that_gets_no_gradient_sees_none(T):
+    seen = []
+    x = leaf(T)
+    a, b = two_outputs(T).apply(x)
+    b.register_hook(lambda g: seen.append(g))
+    b.retain_grad()
+    a.sum().backward()
+
+    assert seen == [None]
+    assert b.grad is None
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_hook_on_an_unused_piece_of_unbind_sees_none_before_the_node_prehook(T):
+    seen = []
+    x = leaf(T)
+    a, b = (x * 1).unbind(0)
+    b.register_hook(lambda g: seen.append(g))
+    a.grad_fn.register_prehook(lambda go: seen.append(values(go)))
+    a.backward()
+
+    assert seen == [None, [1.0, None]]
+
+
+def test_leaf_that_gets_no_gradient_still_runs_its_hook_and_post_accumulate_hook(T):
+    class FirstOnly(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    seen = []
+    x, y = leaf(T), leaf(T)
+    y.register_hook(lambda g: seen.append(g))
+    y.register_post_accumulate_grad_hook(lambda t: seen.append("post"))
+    FirstOnly.apply(x, y).sum().backward()
+
+    assert seen == [None, "post"]
+    assert y.grad is None
+
+
+def test_hook_cannot_replace_a_none_gradient(T):
+    x = leaf(T)
+    a, b = two_outputs(T).apply(x)
+    b.register_hook(lambda g: T.ones(2))
+    with pytest.raises(RuntimeError, match="can't replace a None gradient with a non-None value"):
+        a.sum().backward()
+
+
 def test_hook_before_an_in_place_op_stays_with_the_old_grad_fn(T):
     events = []
     a = leaf(T, (0.5, 1.0))

@@ -96,7 +96,8 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                     grads = outputs = data = buf = None
                     if g is not None:
                         fn._accumulate(g, create_graph)
-                        _post_accumulate_hooks(fn.variable)
+                    # torch runs these even when no gradient reached the leaf.
+                    _post_accumulate_hooks(fn.variable)
                     if post is not None:
                         _call_post_hooks(fn, hooks, (), post)
                     fn = None
@@ -266,13 +267,16 @@ def _dtype_of(np_dtype):
 
 
 def _tensor_hooks(table: dict, grads: list, nr: int) -> list:
-    """Run ``Tensor.register_hook`` hooks in registration order, each on the previous result."""
+    """Run ``Tensor.register_hook`` hooks in registration order, each on the previous result.
+
+    As in torch, a hook runs even when no gradient reached its tensor (it sees None).
+    """
     g = grads[nr]
-    if g is None:
-        return grads
     for hook in list(table.values()):
         new = hook(g)
         if new is not None:
+            if g is None:
+                raise RuntimeError("can't replace a None gradient with a non-None value")
             g = _check_hook_result(hook, g, new)
     grads[nr] = g
     return grads
