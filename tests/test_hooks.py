@@ -395,6 +395,54 @@ def test_node_post_hook_gets_grad_inputs_with_none_for_a_number_operand(T):
     assert seen == [([[6.0, 6.0], None], [[3.0, 3.0]])]
 
 
+def shapes_and_dtypes(grads):
+    return [None if g is None else (tuple(g.shape), str(g.dtype).split(".")[-1]) for g in grads]
+
+
+def test_node_post_hook_sees_gradients_reduced_to_the_input_shapes(T):
+    seen = []
+    a = leaf(T, (1.0, 2.0, 3.0))
+    c = a + T.ones(2, 3, requires_grad=True)
+    c.grad_fn.register_hook(lambda gi, go: seen.append(shapes_and_dtypes(gi)))
+    c.sum().backward()
+
+    assert seen == [[((3,), "float32"), ((2, 3), "float32")]]
+    assert a.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_node_post_hook_sees_gradients_cast_to_the_input_dtypes(T):
+    class Mixed(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x.double() * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    seen = []
+    a = leaf(T, (1.0, 2.0, 3.0))
+    c = Mixed.apply(a, T.ones(2, 3, dtype=T.float64))
+    c.grad_fn.register_hook(lambda gi, go: seen.append(shapes_and_dtypes(gi)))
+    c.sum().backward()
+
+    # The gradient for y, which needs none, has no edge and is left as backward returned it.
+    assert seen == [[((3,), "float32"), ((2, 3), "float64")]]
+    assert a.grad.dtype == T.float32
+
+
+def test_node_post_hook_sees_one_gradient_per_input_of_cat_and_stack(T):
+    seen = []
+    d = T.cat([T.ones(2, 1, requires_grad=True), T.ones(2, 1, dtype=T.int64)], 0)
+    d.grad_fn.register_hook(lambda gi, go: seen.append(shapes_and_dtypes(gi)))
+    e = T.stack([leaf(T), T.ones(2)])
+    e.grad_fn.register_hook(lambda gi, go: seen.append(shapes_and_dtypes(gi)))
+    (d.sum() + e.sum()).backward()
+
+    assert sorted(seen) == [[((2,), "float32"), ((2,), "float32")],
+                            [((2, 1), "float32"), ((2, 1), "float32")]]
+
+
 def test_node_post_hook_returned_tuple_replaces_grad_inputs(T):
     x = leaf(T)
     w = leaf(T, (3.0, 4.0))

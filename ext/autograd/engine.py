@@ -69,7 +69,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
     anomaly = state.anomaly
     # The next node to run when it is the only one ready: a chain then never touches the heap.
     fn = None
-    outputs = data = buf = None
+    outputs = buf = None
     try:
         while True:
             if accumulators:
@@ -93,7 +93,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                     post = grads if hooks is not None and hooks.post else None
                     # Drop the engine's other references, so that AccumulateGrad can tell
                     # whether it holds the only one and may keep the gradient without a copy.
-                    grads = outputs = data = buf = None
+                    grads = outputs = buf = None
                     if g is not None:
                         fn._accumulate(g, create_graph)
                     # torch runs these even when no gradient reached the leaf.
@@ -106,6 +106,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
             if not fn._skip_undefined or (grads[0] is not None if len(grads) == 1 else
                                            any(g is not None for g in grads)):
                 outputs = apply_checked(fn, grads) if anomaly else fn._apply(grads)
+                outputs = _validate_outputs(fn, outputs)
             else:
                 outputs = (None,) * len(fn._next)
             if not keep_graph:
@@ -118,10 +119,6 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                 if nf is None:
                     continue
                 if g is not None:
-                    shape, dt = nf._out_meta[nr]
-                    data = g._data
-                    if data.shape != shape or data.dtype != dt:
-                        g = _validate(fn, shape, dt, g, outputs)
                     buf = buffers.get(nf)
                     if buf is None:
                         if len(nf._out_meta) == 1:
@@ -222,12 +219,36 @@ def _needed_nodes(dependencies: dict, roots: list, inputs: list, run_targets: bo
             if any(nf in reach for nf in fn._next if nf is not None)}
 
 
-def _validate(fn: Node, shape: tuple, dt, g: Tensor, outputs: tuple) -> Tensor:
+def _validate_outputs(fn: Node, outputs: tuple) -> tuple:
+    """A node's gradients made to fit the inputs they flow into, before its post hooks see them
+    (torch's validate_outputs): one per edge, each broadcast shape summed down to its input's
+    shape and each dtype cast to its input's. A gradient for an input that needs none (no edge)
+    is left as it is."""
+    nexts = fn._next
+    if len(outputs) != len(nexts):
+        # Built-ins may return a None for each trailing non-tensor argument.
+        if len(outputs) < len(nexts) or any(g is not None for g in outputs[len(nexts):]):
+            raise RuntimeError(f"Function {fn.name()} returned an invalid number of gradients - "
+                               f"expected {len(nexts)}, but got {len(outputs)}")
+        outputs = outputs[:len(nexts)]
+    fixed = None
+    for i, (nf, nr, g) in enumerate(zip(nexts, fn._nrs, outputs)):
+        if g is None or nf is None:
+            continue
+        shape, dt = nf._out_meta[nr]
+        data = g._data
+        if data.shape != shape or data.dtype != dt:
+            if fixed is None:
+                fixed = list(outputs)
+            fixed[i] = _validate(fn, shape, dt, g, i)
+    return outputs if fixed is None else tuple(fixed)
+
+
+def _validate(fn: Node, shape: tuple, dt, g: Tensor, index: int) -> Tensor:
     """Make a gradient fit the input it flows into: sum a broadcast shape down, cast the dtype."""
     data = g._data
     if data.shape != shape:
         if not _expandable(shape, data.shape):
-            index = next(i for i, o in enumerate(outputs) if o is g)
             raise RuntimeError(
                 f"Function {fn.name()} returned an invalid gradient at index {index} - got "
                 f"{list(data.shape)} but expected shape compatible with {list(shape)}")
