@@ -194,6 +194,10 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     if info is not None:
         refresh_view(t)
     old = _alias(t)
+    if STATE.special and STATE.saved_hooks is not None:
+        # The op may save its input through saved-tensor hooks, which keep whatever the pack
+        # hook returned (often that very tensor): it must hold the value from before the write.
+        old._data = old._data.copy()
     result = op(old, *args, **kwargs)
     node = result._grad_fn
     if node is not None and _saves(node, old):
