@@ -271,11 +271,66 @@ def test_backward_inputs_with_an_unused_leaf_is_fine(T):
     assert unused.grad is None
 
 
+def test_backward_inputs_make_a_non_leaf_retain_its_grad_for_later_backwards(T):
+    x = leaf(T)
+    y = x * 2
+    (y * y).sum().backward(inputs=[y], retain_graph=True)
+    assert y.retains_grad
+    assert_close(y.grad, [4.0, 8.0])
+    (y * 3).sum().backward()
+    assert_close(y.grad, [7.0, 11.0])
+    assert_close(x.grad, [6.0, 6.0])
+
+
+def test_backward_inputs_refuse_a_tensor_that_does_not_require_grad(T):
+    x = leaf(T)
+    c = T.tensor([1.0, 2.0])
+    y = x * 1
+    with pytest.raises(RuntimeError, match="can't retain_grad on Tensor that has requires_grad"):
+        (y * c).sum().backward(inputs=[y, c])
+    assert x.grad is None
+    assert c.grad is None
+
+
 def test_backward_inputs_cannot_be_empty(T):
     x = leaf(T)
     with pytest.raises(RuntimeError, match="`inputs` argument to `backward\\(\\)` cannot be empty"):
         (x * 2).sum().backward(inputs=[])
     assert x.grad is None
+
+
+# -------------------- leaves changed after the graph was built
+
+
+@pytest.mark.parametrize("drop", ["detach_", "requires_grad_"])
+def test_a_leaf_that_stopped_requiring_grad_gets_no_grad_but_its_hooks_run(T, drop):
+    x = leaf(T)
+    seen = []
+    x.register_hook(lambda g: seen.append(g.tolist()))
+    x.register_post_accumulate_grad_hook(lambda t: seen.append("post"))
+    y = (x * 3).sum()
+    x.detach_() if drop == "detach_" else x.requires_grad_(False)
+    y.backward()
+    assert x.grad is None
+    assert seen == [[3.0, 3.0], "post"]
+
+
+def test_a_leaf_that_requires_grad_again_gets_grad_from_the_old_graph_too(T):
+    x = leaf(T)
+    y = x * 3
+    x.requires_grad_(False)
+    x.requires_grad_(True)
+    (y.sum() + (x * 2).sum()).backward()
+    assert_close(x.grad, [5.0, 5.0])
+
+
+def test_a_leaf_moved_into_the_graph_interior_refuses_accumulation(T):
+    x = leaf(T)
+    y = (x * 2).sum()
+    x.detach_()
+    x.mul_(T.tensor([3.0, 3.0], requires_grad=True))
+    with pytest.raises(RuntimeError, match="leaf variable has been moved into the graph interior"):
+        y.backward()
 
 
 # -------------------- autograd.backward

@@ -709,6 +709,21 @@ def test_once_differentiable_refuses_double_backward(T):
         g.sum().backward()
 
 
+def test_once_differentiable_result_hangs_off_fresh_leaves_not_the_arguments(T):
+    x = leaf(T)
+    (g,) = T.autograd.grad(once_square(T, []).apply(x).prod(), x, create_graph=True)
+    assert g.grad_fn.name() == f"{T.__name__}::autograd::Error"
+    (nf, _), = g.grad_fn.next_functions
+    assert nf.name() == f"{T.__name__}::autograd::AccumulateGrad"
+    assert nf.variable is not x
+    assert T.autograd.grad(g.sum(), x, allow_unused=True) == (None,)
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        T.autograd.grad(g.sum(), x)
+    with pytest.raises(RuntimeError, match="trying to differentiate twice"):
+        g.sum().backward()
+    assert x.grad is None
+
+
 # -------------------- misuse
 
 

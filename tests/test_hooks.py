@@ -180,6 +180,71 @@ def test_hook_fires_on_every_backward(T):
     assert x.grad.tolist() == [6.0, 6.0]
 
 
+def two_outputs(T):
+    class Two(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+    return Two
+
+
+def test_hook_on_an_output_that_gets_no_gradient_sees_none(T):
+    seen = []
+    x = leaf(T)
+    a, b = two_outputs(T).apply(x)
+    b.register_hook(lambda g: seen.append(g))
+    b.retain_grad()
+    a.sum().backward()
+
+    assert seen == [None]
+    assert b.grad is None
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_hook_on_an_unused_piece_of_unbind_sees_none_before_the_node_prehook(T):
+    seen = []
+    x = leaf(T)
+    a, b = (x * 1).unbind(0)
+    b.register_hook(lambda g: seen.append(g))
+    a.grad_fn.register_prehook(lambda go: seen.append(values(go)))
+    a.backward()
+
+    assert seen == [None, [1.0, None]]
+
+
+def test_leaf_that_gets_no_gradient_still_runs_its_hook_and_post_accumulate_hook(T):
+    class FirstOnly(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    seen = []
+    x, y = leaf(T), leaf(T)
+    y.register_hook(lambda g: seen.append(g))
+    y.register_post_accumulate_grad_hook(lambda t: seen.append("post"))
+    FirstOnly.apply(x, y).sum().backward()
+
+    assert seen == [None, "post"]
+    assert y.grad is None
+
+
+def test_hook_cannot_replace_a_none_gradient(T):
+    x = leaf(T)
+    a, b = two_outputs(T).apply(x)
+    b.register_hook(lambda g: T.ones(2))
+    with pytest.raises(RuntimeError, match="can't replace a None gradient with a non-None value"):
+        a.sum().backward()
+
+
 def test_hook_before_an_in_place_op_stays_with_the_old_grad_fn(T):
     events = []
     a = leaf(T, (0.5, 1.0))
@@ -328,6 +393,54 @@ def test_node_post_hook_gets_grad_inputs_with_none_for_a_number_operand(T):
     (y * 3).sum().backward()
 
     assert seen == [([[6.0, 6.0], None], [[3.0, 3.0]])]
+
+
+def shapes_and_dtypes(grads):
+    return [None if g is None else (tuple(g.shape), str(g.dtype).split(".")[-1]) for g in grads]
+
+
+def test_node_post_hook_sees_gradients_reduced_to_the_input_shapes(T):
+    seen = []
+    a = leaf(T, (1.0, 2.0, 3.0))
+    c = a + T.ones(2, 3, requires_grad=True)
+    c.grad_fn.register_hook(lambda gi, go: seen.append(shapes_and_dtypes(gi)))
+    c.sum().backward()
+
+    assert seen == [[((3,), "float32"), ((2, 3), "float32")]]
+    assert a.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_node_post_hook_sees_gradients_cast_to_the_input_dtypes(T):
+    class Mixed(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x.double() * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    seen = []
+    a = leaf(T, (1.0, 2.0, 3.0))
+    c = Mixed.apply(a, T.ones(2, 3, dtype=T.float64))
+    c.grad_fn.register_hook(lambda gi, go: seen.append(shapes_and_dtypes(gi)))
+    c.sum().backward()
+
+    # The gradient for y, which needs none, has no edge and is left as backward returned it.
+    assert seen == [[((3,), "float32"), ((2, 3), "float64")]]
+    assert a.grad.dtype == T.float32
+
+
+def test_node_post_hook_sees_one_gradient_per_input_of_cat_and_stack(T):
+    seen = []
+    d = T.cat([T.ones(2, 1, requires_grad=True), T.ones(2, 1, dtype=T.int64)], 0)
+    d.grad_fn.register_hook(lambda gi, go: seen.append(shapes_and_dtypes(gi)))
+    e = T.stack([leaf(T), T.ones(2)])
+    e.grad_fn.register_hook(lambda gi, go: seen.append(shapes_and_dtypes(gi)))
+    (d.sum() + e.sum()).backward()
+
+    assert sorted(seen) == [[((2,), "float32"), ((2,), "float32")],
+                            [((2, 1), "float32"), ((2, 1), "float32")]]
 
 
 def test_node_post_hook_returned_tuple_replaces_grad_inputs(T):

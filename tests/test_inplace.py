@@ -452,6 +452,30 @@ def test_in_place_through_view_and_transpose_of_a_non_leaf(T):
     assert x.grad.tolist() == [3.0, 1.0, 3.0, 1.0]
 
 
+def test_double_backward_through_copy_slices(T):
+    a = np.array([[1.5, 1.0, -1.5]])
+    x = T.tensor(a, requires_grad=True)
+    y = x * 1
+    y.transpose(0, 1).tanh_()
+    (g,) = T.autograd.grad((y**2).sum(), [x], create_graph=True)
+    (gg,) = T.autograd.grad(g.sum(), [x])
+
+    t = np.tanh(a)
+    assert_close(g, 2 * t * (1 - t**2))
+    assert_close(gg, 2 * (1 - t**2) * (1 - 3 * t**2))
+
+
+def test_copy_slices_refuses_a_second_backward_without_retain_graph(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    y[:1].mul_(2)
+    s = y.sum()
+    s.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        s.backward()
+    assert x.grad.tolist() == [2.0, 1.0]
+
+
 def test_indexing_writes_on_a_plain_tensor(T):
     t = T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     t[0] = 0.0

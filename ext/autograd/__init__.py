@@ -109,19 +109,23 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     if retain_graph is None:
         retain_graph = create_graph
     input_edges = None
-    non_leaf_inputs = ()
     if inputs is not None:
         inputs = _as_tuple(inputs, "inputs")
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-        input_edges = [gradient_edge(t) for t in inputs]
-        non_leaf_inputs = [t for t in inputs if t._grad_fn is not None]
     grads = _make_grads(tensors, grad_tensors)
     roots = _roots(tensors)
+    if inputs is not None:
+        if not all(t._requires_grad for t in inputs):
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        # As in torch, each input retains its gradient: a non-leaf one gets its .grad now and
+        # from every later backward too.
+        for t in inputs:
+            t.retain_grad()
+        input_edges = [gradient_edge(t) for t in inputs]
     if create_graph:
         warn_once(_CREATE_GRAPH_WARNING, UserWarning, stacklevel=3)
-    run_backward(roots, grads, retain_graph, create_graph, input_edges, accumulate=True,
-                 non_leaf_inputs=non_leaf_inputs)
+    run_backward(roots, grads, retain_graph, create_graph, input_edges, accumulate=True)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,

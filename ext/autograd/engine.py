@@ -8,6 +8,7 @@ created) runs first, as in torch; a leaf's AccumulateGrad runs as soon as it is 
 from __future__ import annotations
 
 import heapq
+import itertools
 
 from .._state import STATE
 from .._tensor import Tensor, legacy_type_name
@@ -19,7 +20,7 @@ __all__ = ["run_backward"]
 
 def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_graph: bool,
                  create_graph: bool, inputs: list[tuple[Node, int]] | None = None,
-                 accumulate: bool = True, non_leaf_inputs: list[Tensor] = ()) -> list | None:
+                 accumulate: bool = True) -> list | None:
     """Propagate ``root_grads`` from the ``roots`` edges through the graph.
 
     With ``accumulate`` (``backward``) leaves get their ``.grad``; ``inputs`` then restricts which
@@ -37,7 +38,6 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                 captures.setdefault(edge, []).append(i)
     captured = [None] * len(inputs) if captures is not None else None
     targets = {fn for fn, _ in inputs} if inputs is not None else ()
-    retained = {(t._grad_fn, t._output_nr): t for t in non_leaf_inputs}
 
     buffers: dict[Node, list] = {}
     for (fn, nr), g in zip(roots, root_grads):
@@ -46,18 +46,21 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
             buf = buffers[fn] = [None] * len(fn._out_meta)
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
-    ready: list = []  # a heap of (-sequence_nr, node)
+    # A heap of (-sequence_nr, tick, node): the tick, unique per push, breaks any tie between
+    # sequence numbers (first in, first out), so that the heap never compares nodes.
+    ready: list = []
+    tick = itertools.count().__next__
     accumulators: list = []
     for fn in buffers:
         if dependencies.get(fn, 0) == 0:
             if type(fn) is AccumulateGrad:
                 accumulators.append(fn)
             else:
-                ready.append((-fn._seq, fn))
+                ready.append((-fn._seq, tick(), fn))
     heapq.heapify(ready)
 
-    # Anything beyond "run every node": restricted inputs, captures, retained non-leaf inputs.
-    special = needed is not None or captures is not None or bool(retained)
+    # Anything beyond "run every node": restricted inputs, captures.
+    special = needed is not None or captures is not None
     state = STATE
     prev_mode = state.grad_enabled
     state.grad_enabled = create_graph
@@ -66,23 +69,22 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
     anomaly = state.anomaly
     # The next node to run when it is the only one ready: a chain then never touches the heap.
     fn = None
-    outputs = data = buf = None
+    outputs = buf = None
     try:
         while True:
             if accumulators:
                 if fn is not None:
-                    heapq.heappush(ready, (-fn._seq, fn))
+                    heapq.heappush(ready, (-fn._seq, tick(), fn))
                 fn = accumulators.pop(0)
             elif fn is None:
                 if not ready:
                     break
-                fn = heapq.heappop(ready)[1]
+                fn = heapq.heappop(ready)[2]
             grads = buffers.pop(fn)
             hooks = fn._hooks
             is_leaf = type(fn) is AccumulateGrad
             if special or is_leaf or hooks is not None:
-                grads = _prologue(fn, grads, hooks, is_leaf, needed, targets, captures, captured,
-                                  retained)
+                grads = _prologue(fn, grads, hooks, is_leaf, needed, targets, captures, captured)
                 if grads is None:
                     fn = None
                     continue
@@ -91,10 +93,11 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                     post = grads if hooks is not None and hooks.post else None
                     # Drop the engine's other references, so that AccumulateGrad can tell
                     # whether it holds the only one and may keep the gradient without a copy.
-                    grads = outputs = data = buf = None
+                    grads = outputs = buf = None
                     if g is not None:
                         fn._accumulate(g, create_graph)
-                        _post_accumulate_hooks(fn.variable)
+                    # torch runs these even when no gradient reached the leaf.
+                    _post_accumulate_hooks(fn.variable)
                     if post is not None:
                         _call_post_hooks(fn, hooks, (), post)
                     fn = None
@@ -103,6 +106,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
             if not fn._skip_undefined or (grads[0] is not None if len(grads) == 1 else
                                            any(g is not None for g in grads)):
                 outputs = apply_checked(fn, grads) if anomaly else fn._apply(grads)
+                outputs = _validate_outputs(fn, outputs)
             else:
                 outputs = (None,) * len(fn._next)
             if not keep_graph:
@@ -115,10 +119,6 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                 if nf is None:
                     continue
                 if g is not None:
-                    shape, dt = nf._out_meta[nr]
-                    data = g._data
-                    if data.shape != shape or data.dtype != dt:
-                        g = _validate(fn, shape, dt, g, outputs)
                     buf = buffers.get(nf)
                     if buf is None:
                         if len(nf._out_meta) == 1:
@@ -140,9 +140,9 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                         following = nf
                     else:
                         if following is not None:
-                            heapq.heappush(ready, (-following._seq, following))
+                            heapq.heappush(ready, (-following._seq, tick(), following))
                             following = None
-                        heapq.heappush(ready, (-nf._seq, nf))
+                        heapq.heappush(ready, (-nf._seq, tick(), nf))
             fn = following
     finally:
         state.grad_enabled = prev_mode
@@ -150,8 +150,8 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
     return captured
 
 
-def _prologue(fn: Node, grads: list, hooks, is_leaf: bool, needed, targets, captures, captured,
-              retained) -> list | None:
+def _prologue(fn: Node, grads: list, hooks, is_leaf: bool, needed, targets, captures,
+              captured) -> list | None:
     """Before a node runs: its tensor hooks, retain_grad, captures for ``autograd.grad`` and its
     pre-hooks, in torch's order. None when the node is not to run."""
     if needed is not None and fn not in needed and fn not in targets:
@@ -164,8 +164,6 @@ def _prologue(fn: Node, grads: list, hooks, is_leaf: bool, needed, targets, capt
         grads = _tensor_pre_hooks(hooks, grads)
     if captures is not None:
         _capture(captures, captured, fn, grads)
-    if retained:
-        _retain(retained, fn, grads)
     if needed is not None and fn not in needed:
         return None
     if hooks is not None and hooks.pre:
@@ -179,14 +177,6 @@ def _capture(captures: dict, captured: list, fn: Node, grads: list) -> None:
         if slots is not None:
             for i in slots:
                 captured[i] = g
-
-
-def _retain(retained: dict, fn: Node, grads: list) -> None:
-    # backward(inputs=[non-leaf]) fills that tensor's .grad like retain_grad does.
-    for nr, g in enumerate(grads):
-        t = retained.get((fn, nr))
-        if t is not None and g is not None:
-            t._grad = g.detach() if t._grad is None else t._grad + g
 
 
 def _count_dependencies(roots: list[tuple[Node, int]]) -> dict[Node, int]:
@@ -229,12 +219,36 @@ def _needed_nodes(dependencies: dict, roots: list, inputs: list, run_targets: bo
             if any(nf in reach for nf in fn._next if nf is not None)}
 
 
-def _validate(fn: Node, shape: tuple, dt, g: Tensor, outputs: tuple) -> Tensor:
+def _validate_outputs(fn: Node, outputs: tuple) -> tuple:
+    """A node's gradients made to fit the inputs they flow into, before its post hooks see them
+    (torch's validate_outputs): one per edge, each broadcast shape summed down to its input's
+    shape and each dtype cast to its input's. A gradient for an input that needs none (no edge)
+    is left as it is."""
+    nexts = fn._next
+    if len(outputs) != len(nexts):
+        # Built-ins may return a None for each trailing non-tensor argument.
+        if len(outputs) < len(nexts) or any(g is not None for g in outputs[len(nexts):]):
+            raise RuntimeError(f"Function {fn.name()} returned an invalid number of gradients - "
+                               f"expected {len(nexts)}, but got {len(outputs)}")
+        outputs = outputs[:len(nexts)]
+    fixed = None
+    for i, (nf, nr, g) in enumerate(zip(nexts, fn._nrs, outputs)):
+        if g is None or nf is None:
+            continue
+        shape, dt = nf._out_meta[nr]
+        data = g._data
+        if data.shape != shape or data.dtype != dt:
+            if fixed is None:
+                fixed = list(outputs)
+            fixed[i] = _validate(fn, shape, dt, g, i)
+    return outputs if fixed is None else tuple(fixed)
+
+
+def _validate(fn: Node, shape: tuple, dt, g: Tensor, index: int) -> Tensor:
     """Make a gradient fit the input it flows into: sum a broadcast shape down, cast the dtype."""
     data = g._data
     if data.shape != shape:
         if not _expandable(shape, data.shape):
-            index = next(i for i, o in enumerate(outputs) if o is g)
             raise RuntimeError(
                 f"Function {fn.name()} returned an invalid gradient at index {index} - got "
                 f"{list(data.shape)} but expected shape compatible with {list(shape)}")
@@ -274,13 +288,16 @@ def _dtype_of(np_dtype):
 
 
 def _tensor_hooks(table: dict, grads: list, nr: int) -> list:
-    """Run ``Tensor.register_hook`` hooks in registration order, each on the previous result."""
+    """Run ``Tensor.register_hook`` hooks in registration order, each on the previous result.
+
+    As in torch, a hook runs even when no gradient reached its tensor (it sees None).
+    """
     g = grads[nr]
-    if g is None:
-        return grads
     for hook in list(table.values()):
         new = hook(g)
         if new is not None:
+            if g is None:
+                raise RuntimeError("can't replace a None gradient with a non-None value")
             g = _check_hook_result(hook, g, new)
     grads[nr] = g
     return grads

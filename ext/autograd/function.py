@@ -414,28 +414,41 @@ def once_differentiable(fn):
             state.grad_enabled = prev
         if not prev:
             return outputs
-        needs_graph = [a for a in args if isinstance(a, Tensor) and a._requires_grad]
-        if not needs_graph:
+        if not any(isinstance(a, Tensor) and a._requires_grad for a in args):
             return outputs
         is_tuple = isinstance(outputs, tuple)
         outs = outputs if is_tuple else (outputs,)
-        err = DelayedError("trying to differentiate twice a function that was marked with "
-                           "@once_differentiable", len(outs))
+        # As in torch, the Error node hangs off fresh leaves (detached copies of the outputs that
+        # require grad), not off the arguments: it only makes the results require grad, and is
+        # reached (and raises) only by a backward that runs every node, not by one restricted to
+        # inputs that the results do not depend on.
+        err = Error("trying to differentiate twice a function that was marked with "
+                    "@once_differentiable")
         wrapped = tuple(o.detach() if isinstance(o, Tensor) else o for o in outs)
-        link(tuple(o if isinstance(o, Tensor) and o.is_floating_point() else None
-                   for o in wrapped), err, tuple(needs_graph))
+        diff = tuple(w if isinstance(w, Tensor) and w.is_floating_point() else None
+                     for w in wrapped)
+        link(diff, err, tuple(None if w is None else _fake_leaf(w) for w in diff))
         return wrapped if is_tuple else wrapped[0]
 
     return wrapper
 
 
-class DelayedError(Node):
+def _fake_leaf(t: Tensor) -> Tensor:
+    leaf = t.detach()
+    leaf._requires_grad = True
+    return leaf
+
+
+class Error(Node):
     """A node that raises when backward reaches it (results of once-differentiable backwards)."""
 
     __slots__ = ("_message",)
 
-    def __init__(self, message: str, n_outputs: int) -> None:
+    def __init__(self, message: str) -> None:
         self._message = message
+
+    def name(self) -> str:
+        return "ext::autograd::Error"
 
     def _apply(self, grads: list) -> tuple:
         raise RuntimeError(self._message)

@@ -37,6 +37,7 @@ _ANOMALY_HINT = (
 # Every node created on any thread takes the next number; the engine runs the ready node with the
 # highest number first, i.e. the most recently created one.
 _sequence = itertools.count()
+next_sequence_nr = _sequence.__next__
 # AccumulateGrad's sequence number in torch (UINT64_MAX): it runs as soon as it is ready.
 ACCUMULATE_SEQ = 18446744073709551615
 
@@ -134,6 +135,12 @@ class AccumulateGrad(Node):
 
     def _accumulate(self, grad: Tensor, create_graph: bool) -> None:
         var = self.variable
+        # The leaf may have changed since the graph was built: torch checks it here, at
+        # backward time (detach_() or requires_grad_(False) since: no .grad).
+        if var._grad_fn is not None:
+            raise RuntimeError("leaf variable has been moved into the graph interior")
+        if not var._requires_grad:
+            return
         old = var._grad
         if old is None:
             if create_graph:

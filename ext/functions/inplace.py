@@ -18,11 +18,13 @@ from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, bump_version, version_counter, views_follow_base, wrap
 from ..autograd.graph import (
+    ERR_BACKWARD_TWICE,
     Node,
     SavedTensor,
     gradient_edge,
     link,
     move_retains_grad,
+    next_sequence_nr,
     output_meta,
 )
 from ._builtin import BuiltinFunction, namespace_of, record
@@ -240,6 +242,10 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     if info is not None:
         refresh_view(t)
     old = _alias(t)
+    if STATE.special and STATE.saved_hooks is not None:
+        # The op may save its input through saved-tensor hooks, which keep whatever the pack
+        # hook returned (often that very tensor): it must hold the value from before the write.
+        old._data = old._data.copy()
     result = op(old, *args, **kwargs)
     node = result._grad_fn
     if node is not None and _saves(node, old):
@@ -411,6 +417,8 @@ class CopySlices(Node):
         return "ext::autograd::CopySlices"
 
     def _apply(self, grads: list) -> tuple:
+        if self._fn is None:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
         grad = grads[0]
         region = as_strided(grad, self._positions)
         shape, dt = self._view_meta
@@ -431,7 +439,9 @@ class CopySlices(Node):
         return (whole, *res[:k], *res[k + 1:])
 
     def _release(self) -> None:
-        self._fn._release()
+        # Only drop the op's node, as torch does: a double-backward graph may still reach it
+        # directly (through the op's saved output), and it needs its saved tensors there.
+        self._fn = None
 
 
 def _copy_slices(t: Tensor, info: ViewInfo, node: Node, edge: int = 0) -> None:
@@ -447,7 +457,7 @@ def _copy_slices(t: Tensor, info: ViewInfo, node: Node, edge: int = 0) -> None:
     base_edge = gradient_edge(base)
     cs._next = (base_edge[0], *node._next[:edge], *node._next[edge + 1:])
     cs._nrs = (base_edge[1], *node._nrs[:edge], *node._nrs[edge + 1:])
-    cs._seq = node._seq
+    cs._seq = next_sequence_nr()
     cs._hooks = None
     move_retains_grad(base, cs, 0)
     base._grad_fn = cs

@@ -680,9 +680,9 @@ class Cat(BuiltinFunction):
     def backward(ctx, grad):
         sizes = ctx.sizes
         pieces = grad.split_with_sizes([0 if s is None else s for s in sizes], ctx.pos)
-        needs = ctx.needs_input_grad
-        grads = [None if not needs[i] else piece if s is not None else grad.new_zeros((0,))
-                 for i, (piece, s) in enumerate(zip(pieces, sizes))]
+        # Every input gets its slice, as in torch (node post-hooks see them all).
+        grads = [piece if s is not None else grad.new_zeros((0,))
+                 for piece, s in zip(pieces, sizes)]
         return (*grads, None)
 
 
