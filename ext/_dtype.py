@@ -136,3 +136,38 @@ def scalar_result_type(t_dtype: dtype, value) -> dtype:
     if c <= t_dtype._category:
         return t_dtype
     return int64 if c == _INT else _default[0]
+
+
+# torch's C++ names of the element types, which its conversion errors print.
+_C_NAMES = {"int64": "int64_t", "int32": "int32_t", "int16": "int16_t", "int8": "int8_t",
+            "uint8": "uint8_t", "float32": "float", "float64": "double", "float16": "c10::Half",
+            "bool": "bool"}
+
+
+def number_overflows(values: np.ndarray, np_dtype: np.dtype, check_float: builtins.bool) -> \
+        builtins.bool:
+    """Whether storing these Python numbers (held as a float64, int64 or bool array) in
+    ``np_dtype`` overflows by torch's rule (c10's ``checked_convert``): NaN or a value out of
+    range for an integer type, where unsigned types take integers down to ``-max`` by wrapping;
+    with ``check_float``, also a finite value beyond float32's range (the fill path's check)."""
+    kind = np_dtype.kind
+    if kind == "b" or values.dtype.kind == "b" or values.size == 0:
+        return False
+    if kind == "f":
+        if not check_float or np_dtype != np.float32 or values.dtype.kind != "f":
+            return False
+        big = np.abs(values[np.isfinite(values)])
+        return builtins.bool(big.size and big.max() > np.finfo(np.float32).max)
+    info = np.iinfo(np_dtype)
+    if values.dtype.kind == "f":
+        return builtins.bool(np.isnan(values).any() or values.min() < info.min
+                             or values.max() > info.max)
+    low = -info.max if kind == "u" else info.min
+    return builtins.bool(values.min() < low or values.max() > info.max)
+
+
+def overflow_error(np_dtype: np.dtype, c_name: builtins.bool) -> RuntimeError:
+    """torch's error for a number that does not fit a dtype (``int64`` from the tensor factory,
+    the C name ``int64_t`` from fill and full)."""
+    name = _C_NAMES[np_dtype.name] if c_name else np_dtype.name
+    return RuntimeError(f"value cannot be converted to type {name} without overflow")

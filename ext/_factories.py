@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import builtins
 import math
+import numbers
 import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
-from . import _dtype
+from . import _args, _dtype
 from ._dtype import FROM_NUMPY
 from ._tensor import Tensor, wrap
 
@@ -39,61 +40,160 @@ def _finish(data: np.ndarray, requires_grad: bool, fn: str = "") -> Tensor:
     return t
 
 
-def _infer_array(data) -> np.ndarray:
-    """A NumPy array of Python data, with torch's dtype inference."""
-    if isinstance(data, Tensor):
-        return data._data.copy()
-    if isinstance(data, np.ndarray):
-        return np.array(data, copy=True)
-    if isinstance(data, np.generic):
-        return np.array(data)
-    arr = np.array(data)
-    if arr.dtype == object:
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-    kind = arr.dtype.kind
-    if kind == "f" and not _has_tensor(data):
-        arr = arr.astype(_dtype.get_default_dtype()._np)
-    elif kind in "iu" and not _has_tensor(data):
-        arr = arr.astype(np.int64)
-    elif kind not in "fiub":
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+_SEQUENCES = (list, tuple, range)
+_NUMBERS = frozenset((builtins.float, builtins.int, builtins.bool))
+
+
+def _leaf_types(seq, types: set) -> set:
+    """The types of the leaves of nested lists and tuples (one ``set(map(type, ...))`` per
+    innermost list, so a long list of numbers costs one pass in C)."""
+    kinds = set(map(type, seq))
+    for kind in kinds:
+        if kind in _SEQUENCES:
+            for x in seq:
+                if type(x) in _SEQUENCES:
+                    _leaf_types(x, types)
+        else:
+            types.add(kind)
+    return types
+
+
+def _inferred_dtype(types) -> _dtype.dtype:
+    """torch's dtype for Python numbers of these types: a float gives the default dtype, else
+    an int gives int64, else bool."""
+    if builtins.float in types or not types:
+        return _dtype.get_default_dtype()
+    return _dtype.int64 if builtins.int in types else _dtype.bool
+
+
+def _bad_leaf(types: set) -> None:
+    for kind in types:
+        if kind is str:
+            raise TypeError("new(): invalid data type 'str'")
+    for kind in types:
+        if kind not in _NUMBERS and kind is not Tensor and not issubclass(kind, np.generic) \
+                and kind is not np.ndarray:
+            raise RuntimeError(f"Could not infer dtype of {kind.__name__}")
+
+
+def _numbers_array(data, dtype: _dtype.dtype | None) -> np.ndarray:
+    """Nested lists of Python numbers as an array of ``dtype`` (inferred when None). Values go
+    straight to the requested dtype: a float meant for float64 never passes through float32."""
+    types = _leaf_types(data, set()) if type(data) in _SEQUENCES else {type(data)}
+    if not types <= _NUMBERS:
+        return _mixed_array(data, types, dtype)
+    target = dtype or _inferred_dtype(types)
+    try:
+        arr = np.array(data, dtype=np.float64 if target.is_floating_point else None)
+    except ValueError:
+        _raise_ragged(data)
+        raise
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+    if arr.dtype.kind not in "fib":
+        raise ValueError("Overflow when unpacking long long")
+    if arr.dtype != target._np:
+        if _dtype.number_overflows(arr, target._np, check_float=False):
+            raise _dtype.overflow_error(target._np, c_name=False)
+        arr = arr.astype(target._np)
     return arr
 
 
-def _has_tensor(data) -> builtins.bool:
+def _mixed_array(data, types: set, dtype: _dtype.dtype | None) -> np.ndarray:
+    """Data holding NumPy scalars or arrays, or tensors: a tensor counts as the one number it
+    holds, and the dtype promotes over every leaf's own dtype, as torch infers it."""
+    _bad_leaf(types)
+    dtypes: list = []
+
+    def scalars(x):
+        kind = type(x)
+        if kind in _SEQUENCES:
+            return [scalars(v) for v in x]
+        if kind is Tensor:
+            if x._data.size != 1:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            dtypes.append(FROM_NUMPY[x._data.dtype])
+            return x._data.reshape(())
+        if isinstance(x, (np.generic, np.ndarray)):
+            dtypes.append(_dtype.from_numpy_dtype(x.dtype))
+        else:
+            dtypes.append(_dtype.scalar_dtype(x))
+        return x
+
+    values = scalars(data)
+    target = dtype
+    if target is None:
+        target = dtypes[0]
+        for d in dtypes[1:]:
+            target = _dtype.promote_types(target, d)
+    try:
+        return np.array(values, dtype=target._np)
+    except ValueError:
+        _raise_ragged(data)
+        raise
+
+
+def _raise_ragged(data) -> None:
+    """torch's error for nested lists whose lengths disagree (sizes follow the first
+    elements)."""
+    sizes = []
+    x = data
+    while type(x) in _SEQUENCES:
+        sizes.append(len(x))
+        if not x:
+            break
+        x = x[0]
+
+    def check(x, dim):
+        if dim == len(sizes):
+            if type(x) in _SEQUENCES:
+                raise TypeError(f"expected a number at dim {dim}, got {type(x).__name__}")
+            return
+        if type(x) not in _SEQUENCES:
+            raise TypeError("not a sequence")
+        if len(x) != sizes[dim]:
+            raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
+                             f"(got {len(x)})")
+        for v in x:
+            check(v, dim + 1)
+
+    check(data, 0)
+
+
+def _data_array(data, dtype: _dtype.dtype | None) -> np.ndarray:
+    """A new NumPy array of ``data`` (a tensor, an array, numbers, nested lists) with torch's
+    dtype inference."""
     if isinstance(data, Tensor):
-        return True
-    if isinstance(data, (list, tuple)) and data:
-        return _has_tensor(data[0])
-    return False
+        return data._data.astype(dtype._np if dtype is not None else data._data.dtype)
+    if isinstance(data, (np.ndarray, np.generic)):
+        _dtype.from_numpy_dtype(data.dtype)
+        return np.array(data, dtype=None if dtype is None else dtype._np)
+    return _numbers_array(data, dtype)
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad: builtins.bool = False,
            pin_memory: builtins.bool = False) -> Tensor:
     """A new leaf tensor holding a copy of ``data`` (numbers, nested lists, NumPy arrays)."""
     dtype = _resolve_dtype(dtype, "tensor")
+    _args.check_device(device, "tensor")
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.detach().clone() or sourceTensor.detach().clone()"
                       ".requires_grad_(True), rather than ext.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
-    arr = _infer_array(data)
-    if arr.dtype not in FROM_NUMPY:
-        arr = arr.astype(_dtype.from_numpy_dtype(arr.dtype)._np)
-    if dtype is not None:
-        arr = arr.astype(dtype._np, copy=False)
-    return _finish(arr, requires_grad)
+    return _finish(_data_array(data, dtype), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """``data`` as a tensor, sharing memory with it when it already is one of the right dtype."""
     dtype = _resolve_dtype(dtype, "as_tensor")
+    _args.check_device(device, "as_tensor")
     if isinstance(data, Tensor):
         return data if dtype is None or dtype._np == data._data.dtype else data.to(dtype)
     if isinstance(data, np.ndarray):
         _dtype.from_numpy_dtype(data.dtype)
         return wrap(data if dtype is None else data.astype(dtype._np, copy=False))
-    return tensor(data, dtype=dtype)
+    return _finish(_data_array(data, dtype), False)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -104,17 +204,29 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return wrap(array)
 
 
-def _size(size: tuple, fn: str) -> tuple:
+def _size(size: tuple, fn: str, negative: str = "") -> tuple:
+    """The ``*size`` of a factory as a tuple of ints, with torch's errors (``negative``: the
+    factory's own message for a negative size, where it has one)."""
     if len(size) == 1 and isinstance(size[0], (Sequence, np.ndarray)):
         size = tuple(size[0])
-    for s in size:
+    elif len(size) == 1 and not isinstance(size[0], (builtins.int, np.integer, Tensor)) or \
+            len(size) == 1 and isinstance(size[0], builtins.bool):
+        raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size[0]).__name__}")
+    out = []
+    for i, s in enumerate(size):
+        if isinstance(s, Tensor) and s._data.size == 1 and s._data.dtype.kind in "iu":
+            s = s.item()
         if not isinstance(s, (builtins.int, np.integer)) or isinstance(s, builtins.bool):
-            raise TypeError(f"{fn}(): argument 'size' must be tuple of ints, but found element "
-                            f"of type {type(s).__name__}")
+            raise TypeError(f"{fn}(): argument 'size' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got "
+                            f"{type(s).__name__}\"")
+        out.append(builtins.int(s))
+    for s in out:
         if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"{list(size)}")
-    return tuple(builtins.int(s) for s in size)
+            raise RuntimeError(negative or f"Trying to create tensor with negative dimension {s}: "
+                                           f"{out}")
+    return tuple(out)
 
 
 def _np_dtype(dtype, fn: str):
@@ -122,63 +234,179 @@ def _np_dtype(dtype, fn: str):
     return (dtype or _dtype.get_default_dtype())._np
 
 
+def _options(fn: str, device, requires_grad) -> None:
+    """The keyword options every factory takes: the device, and requires_grad as a bool."""
+    _args.check_device(device, fn)
+    if type(requires_grad) is not builtins.bool:
+        raise TypeError(f"{fn}(): argument 'requires_grad' must be bool, not "
+                        f"{type(requires_grad).__name__}")
+
+
 def zeros(*size, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
     """A tensor of zeros."""
-    return _finish(np.zeros(_size(size, "zeros"), _np_dtype(dtype, "zeros")), requires_grad)
+    _options("zeros", device, requires_grad)
+    shape = _size(size, "zeros", "zeros: Dimension size must be non-negative.")
+    return _finish(np.zeros(shape, _np_dtype(dtype, "zeros")), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
     """A tensor of ones."""
+    _options("ones", device, requires_grad)
     return _finish(np.ones(_size(size, "ones"), _np_dtype(dtype, "ones")), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
     """A tensor with unspecified values (zeros here)."""
+    _options("empty", device, requires_grad)
     return _finish(np.zeros(_size(size, "empty"), _np_dtype(dtype, "empty")), requires_grad)
 
 
-def _fill_dtype(value):
-    return _dtype.scalar_dtype(value.item() if isinstance(value, Tensor) else value)
+def _fill_value(value, fn: str):
+    """A fill value as a Python number (a one-element 0-d tensor counts as its number)."""
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise TypeError(f"{fn}(): argument 'fill_value' (position 2) must be Number, not "
+                            "Tensor")
+        return value.item()
+    _args.check_number(value, fn, "fill_value", 2)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, complex):
+        raise TypeError("ext has no complex dtypes")
+    return value
 
 
 def full(size, fill_value, *, dtype=None, device=None,
          requires_grad: builtins.bool = False) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype follows the value when not given."""
+    _options("full", device, requires_grad)
     if not isinstance(size, (Sequence, np.ndarray)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
-    dtype = _resolve_dtype(dtype, "full") or _fill_dtype(fill_value)
-    return _finish(_fill(_size(tuple(size), "full"), fill_value, dtype._np), requires_grad)
+    fill_value = _fill_value(fill_value, "full")
+    dtype = _resolve_dtype(dtype, "full") or _dtype.scalar_dtype(fill_value)
+    return _finish(_fill(_size((size,), "full"), fill_value, dtype._np), requires_grad)
+
+
+def _range_arg(value, fn: str, name: str, position: int):
+    if isinstance(value, Tensor) and value._data.size == 1:
+        return value.item()
+    _args.check_number(value, fn, name, position)
+    return value.item() if isinstance(value, (Tensor, np.generic)) else value
+
+
+def _fma(a: float, i: np.ndarray, c: float) -> np.ndarray:
+    """``a * i + c`` rounded once, as the fused multiply-add torch's range kernels compile to
+    (the product's rounding error, found exactly by Dekker's splitting, is added back)."""
+    p = a * i
+
+    def split(x):
+        t = 134217729.0 * x
+        hi = t - (t - x)
+        return hi, x - hi
+
+    ah, al = split(np.float64(a))
+    ih, il = split(i)
+    err = ((ah * ih - p) + ah * il + al * ih) + al * il
+    s = p + c
+    back = s - p
+    return s + (((p - (s - back)) + (c - back)) + err)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None,
            requires_grad: builtins.bool = False) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` by ``step``."""
+    _options("arange", device, requires_grad)
     if end is None:
-        start, end = 0, start
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
+        start, end = 0, _range_arg(start, "arange", "end", 1)
+    else:
+        start = _range_arg(start, "arange", "start", 1)
+        end = _range_arg(end, "arange", "end", 2)
+    step = _range_arg(step, "arange", "step", 3)
     values = (start, end, step)
     dtype = _resolve_dtype(dtype, "arange")
     if dtype is None:
         is_int = all(isinstance(v, (builtins.int, np.integer)) for v in values)
         dtype = _dtype.int64 if is_int else _dtype.get_default_dtype()
-    n = max(0, math.ceil((end - start) / step))
-    data = (start + np.arange(n, dtype=np.float64) * step) if dtype.is_floating_point \
-        else np.arange(start, end, step)
+    if dtype is _dtype.bool:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not dtype.is_floating_point:
+        # Integer ranges run on the bounds and step truncated to integers.
+        if not builtins.int(step):
+            raise ValueError("step must be nonzero")
+        if math.isfinite(start) and math.isfinite(end):
+            size = math.ceil((end - start) / step)
+            start, end, step = builtins.int(start), builtins.int(end), builtins.int(step)
+            if dtype is _dtype.int64:
+                size = -(-(end - start) // step)
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
+    if not (step > 0 and end >= start or step < 0 and end <= start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if dtype.is_floating_point:
+        size = math.ceil((end - start) / step)
+    if size > 2**63 - 1 or size * dtype.itemsize > 2**48:
+        raise RuntimeError("invalid size, possible overflow?")
+    index = np.arange(max(size, 0), dtype=np.float64)
+    if dtype.is_floating_point:
+        data = _fma(builtins.float(step), index, builtins.float(start))
+    else:
+        data = start + index.astype(np.int64) * step
     return _finish(data.astype(dtype._np), requires_grad)
 
 
 def linspace(start, end, steps: builtins.int, *, dtype=None, device=None,
              requires_grad: builtins.bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    _options("linspace", device, requires_grad)
+    if isinstance(steps, Tensor) and steps._data.size == 1:
+        steps = steps.item()
+    bad = [v for v in (start, end) if not isinstance(v, (numbers.Number, np.generic, Tensor))]
+    if bad or not isinstance(steps, (builtins.int, np.integer)) or isinstance(steps, builtins.bool):
+        got = ", ".join(type(v).__name__ for v in (start, end, steps))
+        raise TypeError(f"linspace() received an invalid combination of arguments - got ({got})")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    start = _range_arg(start, "linspace", "start", 1)
+    end = _range_arg(end, "linspace", "end", 2)
     dtype = _resolve_dtype(dtype, "linspace") or _dtype.get_default_dtype()
-    return _finish(np.linspace(start, end, steps).astype(dtype._np), requires_grad)
+    return _finish(_linspace(start, end, builtins.int(steps), dtype._np), requires_grad)
+
+
+def _linspace(start, end, steps: builtins.int, np_dtype: np.dtype) -> np.ndarray:
+    """torch's linspace kernel: the first half counts up from ``start`` and the second half down
+    from ``end`` (so both ends are exact), each value one fused multiply-add; float types
+    compute in their own precision, integer types in float64."""
+    if steps == 1:
+        return np.full(1, start).astype(np_dtype)
+    work = np.float32 if np_dtype == np.float32 else np.float64
+    if np_dtype.kind == "f" and np_dtype != np.float32 and np_dtype != np.float64:
+        work = np.float64
+    lo, hi = work(start), work(end)
+    step = (hi - lo) / work(max(steps - 1, 1))
+    i = np.arange(steps, dtype=np.float64)
+    half = steps // 2
+    up = _fma(np.float64(step), i[:half], np.float64(lo))
+    down = _fma(-np.float64(step), (steps - 1) - i[half:], np.float64(hi))
+    return np.concatenate([up, down]).astype(work).astype(np_dtype)
 
 
 def eye(n: builtins.int, m: builtins.int | None = None, *, dtype=None, device=None,
         requires_grad: builtins.bool = False) -> Tensor:
     """The identity matrix (``n`` x ``m``)."""
+    _options("eye", device, requires_grad)
+    n = _args.check_int(n, "eye", "n", 1)
+    if m is not None:
+        if not isinstance(m, (builtins.int, np.integer)) or isinstance(m, builtins.bool):
+            raise TypeError(f"eye() received an invalid combination of arguments - got "
+                            f"(int, {type(m).__name__})")
+        m = builtins.int(m)
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     return _finish(np.eye(n, m, dtype=_np_dtype(dtype, "eye")), requires_grad)
 
 
@@ -218,26 +446,40 @@ def _float_only(np_dtype, kernel: str):
                                   f"'{FROM_NUMPY[np.dtype(np_dtype)]._short}'")
 
 
+def fill_number(value, np_dtype: np.dtype):
+    """A Python number checked by torch's rule for filling a tensor of ``np_dtype`` with it
+    (RuntimeError when it does not fit), made ready for NumPy: a negative integer meant for an
+    unsigned type is wrapped (-1 is 255 for uint8), as torch does."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, builtins.bool) or np_dtype.kind == "b":
+        return value
+    kind = np_dtype.kind
+    if isinstance(value, builtins.int):
+        if not -2**63 <= value < 2**63:
+            if kind in "iu":
+                raise _dtype.overflow_error(np_dtype, c_name=True)
+            return builtins.float(value)
+        values = np.array([value], np.int64)
+    else:
+        values = np.array([value], np.float64)
+    if _dtype.number_overflows(values, np_dtype, check_float=True):
+        raise _dtype.overflow_error(np_dtype, c_name=True)
+    if kind == "u" and isinstance(value, builtins.int) and value < 0:
+        value += np.iinfo(np_dtype).max + 1
+    return value
+
+
 def _fill(shape: tuple, value, np_dtype) -> np.ndarray:
-    """np.full, with torch's error when an integer dtype cannot hold ``value``."""
+    """np.full, with torch's error when ``np_dtype`` cannot hold ``value``."""
     np_dtype = np.dtype(np_dtype)
-    if np_dtype.kind in "iu" and not isinstance(value, builtins.bool):
-        info = np.iinfo(np_dtype)
-        v = value.item() if isinstance(value, (Tensor, np.generic)) else value
-        # Unsigned types take small negatives by wrapping (-1 is 255 for uint8), as torch does.
-        low = -(info.max + 1) if np_dtype.kind == "u" else info.min
-        if not low <= builtins.int(v) <= info.max:
-            raise RuntimeError(f"value cannot be converted to type {np_dtype.name}_t without "
-                               "overflow")
-    value = value.item() if isinstance(value, Tensor) else value
-    if np_dtype.kind == "u" and isinstance(value, builtins.int) and value < 0:
-        value += info.max + 1
-    return np.full(shape, value).astype(np_dtype)
+    return np.full(shape, fill_number(value, np_dtype), dtype=np_dtype)
 
 
 def rand(*size, dtype=None, generator=None, device=None,
          requires_grad: builtins.bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
+    _options("rand", device, requires_grad)
     np_dtype = _np_dtype(dtype, "rand")
     _float_only(np_dtype, "check_uniform_bounds")
     return _finish(_rng(generator).random(_size(size, "rand")).astype(np_dtype), requires_grad)
@@ -246,6 +488,7 @@ def rand(*size, dtype=None, generator=None, device=None,
 def randn(*size, dtype=None, generator=None, device=None,
           requires_grad: builtins.bool = False) -> Tensor:
     """Standard normal samples."""
+    _options("randn", device, requires_grad)
     np_dtype = _np_dtype(dtype, "randn")
     _float_only(np_dtype, "normal_kernel_cpu")
     data = _rng(generator).standard_normal(_size(size, "randn")).astype(np_dtype)
@@ -255,12 +498,20 @@ def randn(*size, dtype=None, generator=None, device=None,
 def randint(low, high=None, size=None, *, dtype=None, generator=None, device=None,
             requires_grad: builtins.bool = False) -> Tensor:
     """Uniform integers in [low, high); ``randint(high, size)`` starts at 0."""
+    _options("randint", device, requires_grad)
     if size is None:
         low, high, size = 0, low, high
-    if size is None:
-        raise TypeError("randint() missing required argument 'size'")
+    if size is None or not isinstance(size, (Sequence, np.ndarray)):
+        got = ", ".join(type(v).__name__ for v in (low, high, size) if v is not None)
+        raise TypeError(f"randint() received an invalid combination of arguments - got ({got})")
+    low = _args.check_int(low, "randint", "low", 1)
+    high = _args.check_int(high, "randint", "high", 2 if low else 1)
+    shape = _size((size,), "randint")
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
     dtype = _resolve_dtype(dtype, "randint") or _dtype.int64
-    data = _rng(generator).integers(low, high, _size(tuple(size), "randint"))
+    data = _rng(generator).integers(low, high, shape)
     return _finish(data.astype(dtype._np), requires_grad)
 
 
@@ -275,6 +526,7 @@ def _like(t: Tensor, dtype, fn: str):
 def zeros_like(t: Tensor, *, dtype=None, device=None,
                requires_grad: builtins.bool = False) -> Tensor:
     """Zeros with the shape (and dtype) of ``t``."""
+    _options("zeros_like", device, requires_grad)
     shape, np_dtype = _like(t, dtype, "zeros_like")
     return _finish(np.zeros(shape, np_dtype), requires_grad)
 
@@ -282,6 +534,7 @@ def zeros_like(t: Tensor, *, dtype=None, device=None,
 def ones_like(t: Tensor, *, dtype=None, device=None,
               requires_grad: builtins.bool = False) -> Tensor:
     """Ones with the shape (and dtype) of ``t``."""
+    _options("ones_like", device, requires_grad)
     shape, np_dtype = _like(t, dtype, "ones_like")
     return _finish(np.ones(shape, np_dtype), requires_grad)
 
@@ -289,6 +542,7 @@ def ones_like(t: Tensor, *, dtype=None, device=None,
 def empty_like(t: Tensor, *, dtype=None, device=None,
                requires_grad: builtins.bool = False) -> Tensor:
     """An uninitialised tensor (zeros here) shaped like ``t``."""
+    _options("empty_like", device, requires_grad)
     shape, np_dtype = _like(t, dtype, "empty_like")
     return _finish(np.zeros(shape, np_dtype), requires_grad)
 
@@ -296,13 +550,15 @@ def empty_like(t: Tensor, *, dtype=None, device=None,
 def full_like(t: Tensor, fill_value, *, dtype=None, device=None,
               requires_grad: builtins.bool = False) -> Tensor:
     """``fill_value`` everywhere, with the shape (and dtype) of ``t``."""
+    _options("full_like", device, requires_grad)
     shape, np_dtype = _like(t, dtype, "full_like")
-    return _finish(_fill(shape, fill_value, np_dtype), requires_grad)
+    return _finish(_fill(shape, _fill_value(fill_value, "full_like"), np_dtype), requires_grad)
 
 
 def rand_like(t: Tensor, *, dtype=None, device=None,
               requires_grad: builtins.bool = False) -> Tensor:
     """Uniform samples shaped like ``t``."""
+    _options("rand_like", device, requires_grad)
     shape, np_dtype = _like(t, dtype, "rand_like")
     _float_only(np_dtype, "check_uniform_bounds")
     return _finish(_rng(None).random(shape).astype(np_dtype), requires_grad)
@@ -311,6 +567,7 @@ def rand_like(t: Tensor, *, dtype=None, device=None,
 def randn_like(t: Tensor, *, dtype=None, device=None,
                requires_grad: builtins.bool = False) -> Tensor:
     """Standard normal samples shaped like ``t``."""
+    _options("randn_like", device, requires_grad)
     shape, np_dtype = _like(t, dtype, "randn_like")
     _float_only(np_dtype, "normal_kernel_cpu")
     return _finish(_rng(None).standard_normal(shape).astype(np_dtype), requires_grad)

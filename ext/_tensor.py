@@ -409,8 +409,7 @@ class Tensor:
 
     def _scalar(self, kind: str):
         if self._data.size != 1:
-            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
-                               "to Scalar")
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return self._data.reshape(()).item()
 
     def __bool__(self) -> builtins.bool:

@@ -7,6 +7,7 @@ detected in <Node>" with that stack, then raises (reference §1.10, §3 E16, E16
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import warnings
 
@@ -264,3 +265,23 @@ def test_version_mismatch_under_anomaly_mode_gives_the_backtrace_hint(T):  # E2c
         "gradient. The variable in question was changed in there or anywhere later. Good luck!"
     ) in message
     assert "enable anomaly detection" not in message
+
+
+def test_forward_stack_keeps_user_frames_in_a_folder_named_ext(T, tmp_path):
+    # Only ext's own package directory is dropped from the stack, not any path containing /ext/.
+    folder = tmp_path / "ext"
+    folder.mkdir()
+    user_file = folder / "user_model.py"
+    user_file.write_text("def forward(x):\n    return x.sqrt()\n")
+    spec = importlib.util.spec_from_file_location("user_model", user_file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.warns(UserWarning, match=ENABLED):
+        with T.autograd.detect_anomaly():
+            y = module.forward(x)
+
+    text = "".join(y.grad_fn.metadata["traceback_"])
+    assert str(user_file) in text
+    assert "return x.sqrt()" in text
+    assert THIS_FILE in text

@@ -334,3 +334,72 @@ def test_like_does_not_copy_requires_grad(T):
     x = T.ones(2, requires_grad=True)
     assert T.zeros_like(x).requires_grad is False
     assert T.ones_like(x, requires_grad=True).requires_grad is True
+
+
+# Each builds a float64 tensor from the Python float 0.123, which must arrive unrounded (a pass
+# through float32 would give 0.12300000339746475).
+_EXACT_0123 = {
+    "tensor": lambda T, v: T.tensor([v], dtype=T.float64),
+    "tensor_0d": lambda T, v: T.tensor(v, dtype=T.float64).reshape(1),
+    "tensor_nested_mixed": lambda T, v: T.tensor([[1, v]], dtype=T.float64)[:, 1],
+    "tensor_numpy_scalar": lambda T, v: T.tensor([np.float64(v)]),
+    "as_tensor": lambda T, v: T.as_tensor([v], dtype=T.float64),
+    "full": lambda T, v: T.full((1,), v, dtype=T.float64),
+    "full_like": lambda T, v: T.full_like(T.zeros(1, dtype=T.float64), v),
+    "new_full": lambda T, v: T.zeros(1, dtype=T.float64).new_full((1,), v),
+    "new_tensor": lambda T, v: T.zeros(1, dtype=T.float64).new_tensor([v]),
+    "new_tensor_dtype": lambda T, v: T.zeros(1).new_tensor([v], dtype=T.float64),
+    "arange": lambda T, v: T.arange(v, 1.0, 1.0, dtype=T.float64),
+    "linspace": lambda T, v: T.linspace(v, 1.0, 3, dtype=T.float64)[:1],
+    "add_scalar": lambda T, v: T.zeros(1, dtype=T.float64) + v,
+    "rsub_scalar": lambda T, v: v - T.zeros(1, dtype=T.float64),
+    "fill_": lambda T, v: T.zeros(1, dtype=T.float64).fill_(v),
+    "setitem": lambda T, v: T.zeros(1, dtype=T.float64).index_put_((T.tensor([0]),),
+                                                                   T.tensor(v, dtype=T.float64)),
+    "where_scalar": lambda T, v: T.where(T.tensor([True]), v, T.zeros(1, dtype=T.float64)),
+    "clamp_min": lambda T, v: T.zeros(1, dtype=T.float64).clamp(min=v),
+    "clamp_max": lambda T, v: T.ones(1, dtype=T.float64).clamp(max=v),
+}
+
+
+@pytest.mark.parametrize("make", _EXACT_0123.values(), ids=_EXACT_0123.keys())
+def test_python_float_reaches_float64_unrounded(T, make):
+    out = make(T, 0.123)
+    assert out.dtype is T.float64
+    assert out.tolist() == [0.123]
+
+
+def test_tensor_infers_float64_from_numpy_float64_elements(T):
+    assert T.tensor([np.float64(0.5), 1.0]).dtype is T.float64
+    assert T.tensor([np.int32(1), np.int32(2)]).dtype is T.int32
+    assert T.tensor([np.int32(1), 2]).dtype is T.int64
+    assert T.tensor([np.float16(1), 2.0]).dtype is T.float32
+
+
+def test_tensor_of_one_element_tensors_reads_their_numbers(T):
+    out = T.tensor([T.tensor([1.5]), T.tensor(2.5, dtype=T.float64)])
+    assert out.shape == (2,)
+    assert out.dtype is T.float64
+    assert out.tolist() == [1.5, 2.5]
+
+
+def test_linspace_values_are_torchs_bit_for_bit(T):
+    # Values taken from torch 2.13: the first half counts up from start, the second half down
+    # from end, in the dtype's own precision.
+    assert T.linspace(-3.3, 7.1, 11, dtype=T.float64).tolist() == [
+        -3.3, -2.26, -1.2200000000000002, -0.18000000000000038, 0.8599999999999994,
+        1.9000000000000006, 2.9400000000000004, 3.9800000000000004, 5.02, 6.06, 7.1]
+    assert T.linspace(0.1, 0.9, 9).tolist() == [
+        0.10000000149011612, 0.19999998807907104, 0.29999998211860657, 0.3999999761581421, 0.5,
+        0.6000000238418579, 0.699999988079071, 0.7999999523162842, 0.8999999761581421]
+
+
+def test_arange_values_are_torchs_bit_for_bit(T):
+    assert T.arange(0.123, 1, 0.25, dtype=T.float64).tolist() == [0.123, 0.373, 0.623, 0.873]
+    assert T.arange(-3.3, 0, 0.7).tolist() == [
+        -3.299999952316284, -2.5999999046325684, -1.899999976158142, -1.2000000476837158, -0.5]
+
+
+def test_integer_arange_truncates_bounds_and_step(T):
+    assert T.arange(0, 5, 1.5, dtype=T.int64).tolist() == [0, 1, 2, 3, 4]
+    assert T.arange(-2.5, 2, 1, dtype=T.int64).tolist() == [-2, -1, 0, 1]

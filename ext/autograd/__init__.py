@@ -58,6 +58,8 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
     """The gradient for each output: given, or ones for a one-element output."""
     result = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
+        if not isinstance(out, Tensor):
+            raise AssertionError("Expected output to be a ext.Tensor")
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
@@ -113,6 +115,10 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
         inputs = _as_tuple(inputs, "inputs")
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        for t in inputs:
+            if not isinstance(t, Tensor):
+                raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got "
+                                   f"{type(t).__name__}")
     grads = _make_grads(tensors, grad_tensors)
     roots = _roots(tensors)
     if inputs is not None:
@@ -159,7 +165,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
                            f"{len(grad_outputs)} grad_outputs and {len(outputs)} outputs")
     for t in inputs:
         if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor in inputs, but got {type(t).__name__}")
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got "
+                               f"{type(t).__name__}")
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if retain_graph is None:

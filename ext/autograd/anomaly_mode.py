@@ -3,6 +3,7 @@ node (and that stack) that raised or returned NaN."""
 
 from __future__ import annotations
 
+import os
 import traceback
 import warnings
 from typing import Any
@@ -10,6 +11,10 @@ from typing import Any
 import numpy as np
 
 from .._state import STATE, refresh_special
+
+# ext's package directory, with a trailing separator so that a sibling such as ext_utils/ does
+# not match.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled"]
@@ -62,11 +67,12 @@ class set_detect_anomaly:  # noqa: N801 - torch's name
 
 def record_forward_stack(node) -> None:
     """Keep the stack of the forward call that made ``node`` (called when anomaly mode is on)."""
-    stack = traceback.format_stack()
-    # Drop the engine's own frames at the end: the user's call is what helps.
-    while len(stack) > 1 and "/ext/" in stack[-1].split('"')[1]:
-        stack.pop()
-    node.metadata["traceback_"] = stack
+    frames = traceback.extract_stack()
+    # Drop the engine's own frames at the end: the user's call is what helps. Frames are ext's
+    # when their file is inside ext's package directory (a user's folder may be named ext too).
+    while len(frames) > 1 and frames[-1].filename.startswith(_PACKAGE_DIR):
+        frames.pop()
+    node.metadata["traceback_"] = traceback.format_list(frames)
 
 
 def warn_forward_stack(node) -> None:

@@ -120,6 +120,9 @@ class set_grad_enabled(_DecoratorContextManager):  # noqa: N801 - torch's name
     """Set grad mode on or off; as a call it takes effect at once, as a context it restores."""
 
     def __init__(self, mode: bool) -> None:
+        if type(mode) is not bool:
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, "
+                            f"not {type(mode).__name__}")
         self.prev = STATE.grad_enabled
         self.mode = mode
         STATE.grad_enabled = mode

@@ -3,8 +3,6 @@ conversions between tensors (type_as)."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import _factories
 from .._tensor import Tensor
 from .shape import to
@@ -46,8 +44,7 @@ def new_tensor(self: Tensor, data, *, dtype=None, device=None,
     """A copy of ``data`` as a tensor with this tensor's dtype (unless ``dtype`` is given)."""
     if isinstance(data, Tensor):
         data = data.detach()._data
-    return _factories.tensor(np.asarray(data), dtype=_dtype_of(self, dtype),
-                             requires_grad=requires_grad)
+    return _factories.tensor(data, dtype=_dtype_of(self, dtype), requires_grad=requires_grad)
 
 
 def type_as(self: Tensor, other: Tensor) -> Tensor:

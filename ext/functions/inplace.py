@@ -15,6 +15,7 @@ import weakref
 import numpy as np
 
 from .._dtype import FROM_NUMPY
+from .._factories import fill_number
 from .._state import STATE
 from .._tensor import Tensor, bump_version, version_counter, views_follow_base, wrap
 from ..autograd.graph import (
@@ -594,7 +595,11 @@ def _filled(x: Tensor, value) -> Tensor:
                                f"{value._data.ndim} dimensions.")
         data = np.full_like(x._data, value._data)
         return _constant(FillTensor, x, data, (x, value), (x, value))
-    return _constant(FillScalar, x, np.full_like(x._data, value), (x,), (x, value))
+    if not isinstance(value, (int, float, bool, np.generic)):
+        raise TypeError(f"fill_() received an invalid combination of arguments - got "
+                        f"({type(value).__name__})")
+    data = np.full_like(x._data, fill_number(value, x._data.dtype))
+    return _constant(FillScalar, x, data, (x,), (x, value))
 
 
 def _copied(x: Tensor, src: Tensor) -> Tensor:

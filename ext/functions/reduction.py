@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import _dtype
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
@@ -96,9 +97,20 @@ class SumDim(BuiltinFunction):
         return _expand_back(grad, ctx.dim, ctx.keepdim, ctx.self_sym_sizes), None, None
 
 
-def _sum_dtype(d: np.ndarray, dtype):
-    if dtype is not None:
+def _dtype_arg(dtype, fn: str, dim) -> np.dtype:
+    """The NumPy type of a reduction's ``dtype=`` argument, with torch's TypeError for anything
+    but an ext dtype."""
+    if type(dtype) is _dtype.dtype:
         return dtype._np
+    if dim is None:
+        raise TypeError(f"{fn}() received an invalid combination of arguments - got (dtype="
+                        f"{type(dtype).__name__}, )")
+    raise TypeError(f"{fn}(): argument 'dtype' must be ext.dtype, not {type(dtype).__name__}")
+
+
+def _sum_dtype(d: np.ndarray, dtype, fn: str = "sum", dim=None):
+    if dtype is not None:
+        return _dtype_arg(dtype, fn, dim)
     # Integer and bool sums accumulate in int64, as in torch.
     return np.int64 if d.dtype.kind in "biu" else None
 
@@ -115,7 +127,7 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  #
             record(SumAll, out, (x,), (x,))
         return out
     axes = _axes(dim, d.ndim)
-    out = wrap(d.sum(axis=axes, keepdims=keepdim, dtype=_sum_dtype(d, dtype)))
+    out = wrap(d.sum(axis=axes, keepdims=keepdim, dtype=_sum_dtype(d, dtype, "sum", dim)))
     if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
         record(SumDim, out, (x,), (x, dim, keepdim))
     return out
@@ -176,7 +188,7 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
                         f"{type(x).__name__}")
     d = x._data
     if dtype is not None:
-        d = d.astype(dtype._np)
+        d = d.astype(_dtype_arg(dtype, "mean", dim))
     if d.dtype.kind != "f":
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            "floating point or complex dtype. Got: "
@@ -547,7 +559,7 @@ def _prod_backward(grad: Tensor, x: Tensor, dims: tuple, keepdim: bool) -> Tenso
 def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The product of all elements, or along ``dim``."""
     d = x._data
-    acc = dtype._np if dtype is not None else (np.int64 if d.dtype.kind in "biu" else None)
+    acc = _sum_dtype(d, dtype, "prod", dim)
     if dim is None:
         out = wrap(d.prod(dtype=acc))
         if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
@@ -694,7 +706,7 @@ class Cumsum(BuiltinFunction):
 def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Running sums along ``dim``."""
     d = x._data
-    acc = dtype._np if dtype is not None else (np.int64 if d.dtype.kind in "biu" else None)
+    acc = _sum_dtype(d, dtype, "cumsum", dim)
     pos = _wrap_dim(dim, d.ndim)
     out = wrap(np.cumsum(d, axis=pos, dtype=acc) if d.ndim else d.astype(acc or d.dtype))
     if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtype import FROM_NUMPY
+from .._factories import fill_number
 from .._state import STATE
 from .._tensor import Tensor, wrap
 from ._builtin import BuiltinFunction, namespace_of, record
@@ -114,8 +116,14 @@ index_put.writes_through_aliases = True
 def setitem(x: Tensor, index, value) -> None:
     """``x[index] = value`` with torch's autograd semantics."""
     if type(value) is not Tensor:
+        if not isinstance(value, (int, float, np.generic)):
+            kind = type(value)
+            name = kind.__name__ if kind.__module__ == "builtins" else \
+                f"{kind.__module__}.{kind.__name__}"
+            raise TypeError(f"can't assign a {name} to a "
+                            f"ext.{FROM_NUMPY[x._data.dtype]._legacy}")
         # torch writes a number as a 0-d tensor of x's dtype (so the node has an edge for it).
-        value = wrap(np.asarray(value, x._data.dtype))
+        value = wrap(np.asarray(fill_number(value, x._data.dtype), x._data.dtype))
     if index is Ellipsis:
         _write_whole(x, value)
         return

@@ -13,6 +13,7 @@ import operator
 import numpy as np
 
 from .. import _dtype
+from .._args import check_device
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
@@ -58,9 +59,38 @@ def _infer_shape(shape: tuple, numel: int) -> tuple:
     return shape
 
 
-def _shape_args(shape: tuple) -> tuple:
-    if len(shape) == 1 and not isinstance(shape[0], int):
-        return tuple(shape[0])
+def _is_int(s) -> bool:
+    """Whether a size argument counts as an int (NumPy integers and one-element integer tensors
+    do; bools and floats do not)."""
+    if isinstance(s, Tensor):
+        return s._data.size == 1 and s._data.dtype.kind in "iu"
+    return isinstance(s, (int, np.integer)) and not isinstance(s, bool)
+
+
+def _shape_args(shape: tuple, fn: str = "", name: str = "shape") -> tuple:
+    """The sizes of ``x.view(2, 3)`` or ``x.view((2, 3))`` as a tuple of ints; anything else is
+    torch's TypeError (checked only when an element is not a plain int, so the usual call pays
+    one type test per size)."""
+    if len(shape) == 1 and type(shape[0]) is not int:
+        if not isinstance(shape[0], (tuple, list)):
+            if not _is_int(shape[0]):
+                raise TypeError(f"{fn}(): argument '{name}' (position 1) must be tuple of ints, "
+                                f"not {type(shape[0]).__name__}")
+            return (int(shape[0]),)
+        shape = tuple(shape[0])
+        packed = True
+    else:
+        packed = False
+    for i, s in enumerate(shape):
+        if type(s) is not int and not _is_int(s):
+            if packed:
+                raise TypeError(f"{fn}(): argument '{name}' (position 1) must be tuple of ints, "
+                                f"but found element of type {type(s).__name__} at pos {i}")
+            if fn == "view":
+                got = ", ".join(type(v).__name__ for v in shape)
+                raise TypeError(f"view() received an invalid combination of arguments - got "
+                                f"({got})")
+            raise TypeError(f"{fn}() takes 1 positional argument but {len(shape)} were given")
     return shape
 
 
@@ -117,7 +147,9 @@ class ReshapeAlias(View):
 def view(x: Tensor, *shape) -> Tensor:
     """The same values seen with another shape (no copy); -1 infers one size."""
     d = x._data
-    shape = _infer_shape(_shape_args(shape), d.size)
+    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+        return _view_dtype(x, shape[0])
+    shape = _infer_shape(_shape_args(shape, "view", "size"), d.size)
     v = _try_view(d, shape)
     if v is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
@@ -126,9 +158,29 @@ def view(x: Tensor, *shape) -> Tensor:
     return _view(View, x, v, (shape,))
 
 
+def _view_dtype(x: Tensor, dtype: _dtype.dtype) -> Tensor:
+    """The same bytes read as another dtype: an alias outside autograd (torch gives it no
+    grad_fn), sharing the version counter; the last dim rescales when item sizes differ."""
+    d = x._data
+    if dtype._np.itemsize != d.itemsize:
+        what = f"to view {FROM_NUMPY[d.dtype]._short} as {dtype._short} (different element sizes)"
+        if d.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if d.strides[-1] != d.itemsize and d.shape[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got "
+                               f"{d.strides[-1] // d.itemsize}")
+        ratio = dtype._np.itemsize // d.itemsize
+        if ratio > 1 and d.shape[-1] % ratio:
+            raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got "
+                               f"{d.shape[-1]}")
+    out = x.detach()
+    out._data = d.view(dtype._np)
+    return out
+
+
 def reshape(x: Tensor, *shape) -> Tensor:
     """``view`` when the strides allow it, else a reshaped copy."""
-    return _reshape(x, _infer_shape(_shape_args(shape), x._data.size))
+    return _reshape(x, _infer_shape(_shape_args(shape, "reshape"), x._data.size))
 
 
 def _reshape(x: Tensor, shape: tuple) -> Tensor:
@@ -297,7 +349,7 @@ def _permute_method(self, *dims, **kwargs) -> Tensor:
         raise TypeError(f"permute() got an unexpected keyword argument '{next(iter(kwargs))}'")
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
-    return permute(self, _shape_args(dims))
+    return permute(self, _shape_args(dims, "permute", "dims"))
 
 
 _T_OTHER_RANK = (
@@ -439,7 +491,7 @@ class Expand(BuiltinFunction):
 def expand(x: Tensor, *sizes) -> Tensor:
     """A view broadcast to ``sizes`` (-1 keeps a size)."""
     d = x._data
-    sizes = _shape_args(sizes)
+    sizes = _shape_args(sizes, "expand", "size")
     lead = len(sizes) - d.ndim
     if lead < 0:
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
@@ -520,15 +572,11 @@ def _parse_to(args: tuple, kwargs: dict):
         elif isinstance(a, Tensor):
             dtype = a.dtype
         elif isinstance(a, str):
-            if a.split(":")[0] != "cpu":
-                raise RuntimeError(
-                    "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, "
-                    "fpga, maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device "
-                    f"type at start of device string: {a}")
+            check_device(a, "to")
         elif a is not None and type(a).__name__ != "device":
             raise TypeError(f"to() received an invalid combination of arguments - got "
                             f"({type(a).__name__})")
-    kwargs.pop("device", None)
+    check_device(kwargs.pop("device", None), "to")
     kwargs.pop("non_blocking", None)
     copy = kwargs.pop("copy", False)
     if kwargs:
