@@ -69,11 +69,6 @@ _E23 = ("A view was created in no_grad mode and is being modified inplace with g
 
 def check_inplace(t: Tensor) -> None:
     """Raise torch's error when ``t`` may not be modified in place (before any work)."""
-    if t._vc is False and not STATE.inference:
-        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
-                           "allowed.You can make a clone to get a normal tensor before doing "
-                           "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
-                           "details.")
     if not STATE.grad_enabled:
         return
     info = getattr(t, "_view", None)
@@ -183,8 +178,7 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
         finally:
             STATE.grad_enabled = prev
         _write(t, result, getattr(op, "writes_through_aliases", False))
-        if t._vc is not False:
-            bump_version(t)
+        bump_version(t)
         if STATE.fw_level is not None:
             from ..autograd.forward_ad import write_tangent
 
@@ -239,8 +233,7 @@ def _write_direct(t: Tensor, op, other) -> bool:
             ufunc(d, od, out=d)
     except ValueError:
         return False
-    if t._vc is not False:
-        bump_version(t)
+    bump_version(t)
     return True
 
 
