@@ -512,8 +512,22 @@ def views_follow_base(base: Tensor) -> None:
 
 
 def bump_version(t: Tensor) -> None:
-    """Record an in-place modification of ``t`` (and of every alias sharing its counter)."""
-    version_counter(t)[0] += 1
+    """Record an in-place modification of ``t`` (and of every alias sharing its counter).
+
+    An inference tensor has no counter. Outside inference mode, bumping it refuses the
+    modification, as torch's does: after the op has written, so the write stays.
+    """
+    vc = t._vc
+    if vc is None:
+        t._vc = [1]
+    elif vc is False:
+        if not STATE.inference:
+            raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                               "allowed.You can make a clone to get a normal tensor before doing "
+                               "inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+                               "more details.")
+    else:
+        vc[0] += 1
 
 
 def _c_type_name(np_dtype) -> str:

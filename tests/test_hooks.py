@@ -576,6 +576,44 @@ def test_autograd_grad_applies_the_tensor_hook_return_value(T):
     assert T.autograd.grad(z, x)[0].tolist() == [180.0, 360.0]
 
 
+def test_autograd_grad_captures_a_hooked_input_before_its_hook_when_its_node_must_run(T):
+    # y's node runs here (x lies behind it): y's hook doubles what reaches x, not y's gradient.
+    x = leaf(T)
+    y = x * 1
+    y.register_hook(lambda g: g * 2)
+    y.retain_grad()
+    gy, gx = T.autograd.grad((y * 1).sum(), [y, x])
+
+    assert gy.tolist() == [1.0, 1.0]
+    assert gx.tolist() == [2.0, 2.0]
+    assert y.grad.tolist() == [2.0, 2.0]
+
+
+def test_autograd_grad_captures_after_the_hooks_when_the_node_is_only_captured_from(T):
+    x = leaf(T)
+    y = x * 1
+    y.register_hook(lambda g: g * 2)
+    z = y.exp()
+    z.register_hook(lambda g: g * 10)
+    gy, gz = T.autograd.grad(z.sum(), [y, z])
+
+    # z's node must run (y lies behind it): z's gradient is captured before its hook.
+    assert gz.tolist() == [1.0, 1.0]
+    assert gy.tolist() == pytest.approx([20 * math.e, 20 * math.e**2])
+
+
+def test_autograd_grad_capture_of_one_output_of_a_multi_output_node(T):
+    x = leaf(T)
+    a, b = (x * 1).unbind(0)
+    a.register_hook(lambda g: g * 5)
+    assert [g.tolist() for g in T.autograd.grad(a * 1 + b * 1, [a, b])] == [5.0, 1.0]
+
+    a, b = (x * 1).unbind(0)
+    a.register_hook(lambda g: g * 5)
+    ga, gx = T.autograd.grad(a * 1 + b * 1, [a, x])
+    assert (ga.tolist(), gx.tolist()) == (1.0, [5.0, 1.0])
+
+
 def test_autograd_grad_wrt_a_leaf_fires_its_tensor_hook_but_not_accumulation_hooks(T):
     events = []
     x, _, z = hooked_chain(T, events)

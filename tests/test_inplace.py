@@ -497,6 +497,57 @@ def test_inference_tensor_refuses_in_place_outside_inference_mode(T):  # E12c
         t.add_(1)
 
 
+@pytest.mark.parametrize(("modify", "written"), [
+    (lambda t, T: t.div_(2.0), [0.5, 0.5]),
+    (lambda t, T: t.add_(T.ones(2, requires_grad=True)), [2.0, 2.0]),
+    (lambda t, T: t.__setitem__(0, 0.5), [0.5, 1.0]),
+    (lambda t, T: t[1:].fill_(0.5), [1.0, 0.5]),
+])
+def test_in_place_on_an_inference_tensor_outside_inference_mode_writes_then_raises(
+        T, modify, written):
+    # torch refuses when it bumps the version, after the op has written: the write stays.
+    with T.inference_mode():
+        t = T.ones(2) * 1
+    with pytest.raises(RuntimeError, match=INFERENCE_IN_PLACE):
+        modify(t, T)
+    assert t.tolist() == written
+    assert not t.requires_grad and t.grad_fn is None
+
+
+def test_an_op_that_fails_its_own_checks_leaves_an_inference_tensor_unchanged(T):
+    with T.inference_mode():
+        t = T.ones(3) * 1
+    with pytest.raises(RuntimeError, match="size of tensor a"):
+        t.add_(T.ones(2))
+    assert t.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_mark_dirty_on_an_inference_tensor_outside_inference_mode_raises(T):
+    class Double(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.data.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    with T.inference_mode():
+        t = T.ones(2) * 1
+    with pytest.raises(RuntimeError, match=INFERENCE_IN_PLACE):
+        Double.apply(t)
+    assert t.tolist() == [2.0, 2.0]
+
+
+def test_increment_version_leaves_an_inference_tensor_alone(T):
+    with T.inference_mode():
+        t = T.ones(2) * 1
+    T.autograd.graph.increment_version(t)
+    assert t.is_inference()
+
+
 def test_in_place_on_an_inference_tensor_inside_inference_mode_is_fine(T):
     with T.inference_mode():
         t = T.ones(2)

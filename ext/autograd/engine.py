@@ -154,17 +154,24 @@ def _prologue(fn: Node, grads: list, hooks, is_leaf: bool, needed, targets, capt
               captured) -> list | None:
     """Before a node runs: its tensor hooks, retain_grad, captures for ``autograd.grad`` and its
     pre-hooks, in torch's order. None when the node is not to run."""
-    if needed is not None and fn not in needed and fn not in targets:
+    runs = needed is None or fn in needed
+    if not runs and fn not in targets:
         return None
+    # autograd.grad captures a gradient at the node its input flows into. As in torch, it does
+    # so after that tensor's hooks (and retain_grad) when the node is only captured from, but
+    # before them when the node is also to run (another input lies behind it): the hooks then
+    # run with the node, and change what flows further back but not the captured gradient.
+    if captures is not None and runs:
+        _capture(captures, captured, fn, grads)
     if is_leaf:
         leaf_hooks = getattr(fn.variable, "_backward_hooks", None)
         if leaf_hooks:
             grads = _tensor_hooks(leaf_hooks, grads, 0)
     elif hooks is not None:
         grads = _tensor_pre_hooks(hooks, grads)
-    if captures is not None:
-        _capture(captures, captured, fn, grads)
-    if needed is not None and fn not in needed:
+    if not runs:
+        if captures is not None:
+            _capture(captures, captured, fn, grads)
         return None
     if hooks is not None and hooks.pre:
         grads = _node_pre_hooks(hooks, grads)

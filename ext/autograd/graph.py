@@ -377,9 +377,11 @@ class disable_saved_tensors_hooks:  # noqa: N801 - torch's name
 
 
 def increment_version(tensor) -> None:
-    """Bump the version counter of a tensor (or of each tensor of an iterable) by hand."""
+    """Bump the version counter of a tensor (or of each tensor of an iterable) by hand; an
+    inference tensor, which has none, is left alone."""
     for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
-        bump_version(t)
+        if t._vc is not False:
+            bump_version(t)
 
 
 def version_error(t: Tensor, expected: int, producer: Node | None = None,

@@ -129,11 +129,6 @@ def view_rebase_error(t: Tensor, info: ViewInfo, indirect: bool) -> RuntimeError
 def check_inplace(t: Tensor, requires_grad: bool) -> None:
     """Raise torch's error when ``t`` may not be modified in place by an op whose inputs
     (``t`` and the others) ``requires_grad`` (before any work)."""
-    if t._vc is False and not STATE.inference:
-        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
-                           "allowed.You can make a clone to get a normal tensor before doing "
-                           "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
-                           "details.")
     if not (requires_grad and STATE.grad_enabled):
         return
     info = getattr(t, "_view", None)
@@ -232,8 +227,7 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
         finally:
             STATE.grad_enabled = prev
         _write(t, result, getattr(op, "writes_through_aliases", False))
-        if t._vc is not False:
-            bump_version(t)
+        bump_version(t)
         if STATE.fw_level is not None:
             from ..autograd.forward_ad import write_tangent
 
@@ -288,8 +282,7 @@ def _write_direct(t: Tensor, op, other) -> bool:
             ufunc(d, od, out=d)
     except ValueError:
         return False
-    if t._vc is not False:
-        bump_version(t)
+    bump_version(t)
     return True
 
 
