@@ -66,14 +66,21 @@ def _inferred_dtype(types) -> _dtype.dtype:
     return _dtype.int64 if builtins.int in types else _dtype.bool
 
 
-def _bad_leaf(types: set) -> None:
-    for kind in types:
-        if kind is str:
-            raise TypeError("new(): invalid data type 'str'")
+def _bad_leaf(types: set, dtype: _dtype.dtype | None) -> None:
+    """torch's error for leaves that are not numbers: it names the type it could not infer a
+    dtype from, or, when the dtype is given, the value it could not convert."""
+    if str in types:
+        if dtype is not None:
+            raise ValueError("too many dimensions 'str'")
+        raise TypeError("new(): invalid data type 'str'")
     for kind in types:
         if kind not in _NUMBERS and kind is not Tensor and not issubclass(kind, np.generic) \
                 and kind is not np.ndarray:
-            raise RuntimeError(f"Could not infer dtype of {kind.__name__}")
+            if dtype is None:
+                raise RuntimeError(f"Could not infer dtype of {kind.__name__}")
+            if dtype.is_floating_point or dtype is _dtype.bool:
+                raise TypeError(f"must be real number, not {kind.__name__}")
+            raise TypeError(f"'{kind.__name__}' object cannot be interpreted as an integer")
 
 
 def _numbers_array(data, dtype: _dtype.dtype | None) -> np.ndarray:
@@ -102,7 +109,7 @@ def _numbers_array(data, dtype: _dtype.dtype | None) -> np.ndarray:
 def _mixed_array(data, types: set, dtype: _dtype.dtype | None) -> np.ndarray:
     """Data holding NumPy scalars or arrays, or tensors: a tensor counts as the one number it
     holds, and the dtype promotes over every leaf's own dtype, as torch infers it."""
-    _bad_leaf(types)
+    _bad_leaf(types, dtype)
     dtypes: list = []
 
     def scalars(x):
@@ -207,7 +214,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def _size(size: tuple, fn: str, negative: str = "") -> tuple:
     """The ``*size`` of a factory as a tuple of ints, with torch's errors (``negative``: the
     factory's own message for a negative size, where it has one)."""
-    if len(size) == 1 and isinstance(size[0], (Sequence, np.ndarray)):
+    if len(size) == 1 and isinstance(size[0], (Sequence, np.ndarray)) and \
+            not isinstance(size[0], str):
         size = tuple(size[0])
     elif len(size) == 1 and not isinstance(size[0], (builtins.int, np.integer, Tensor)) or \
             len(size) == 1 and isinstance(size[0], builtins.bool):
@@ -242,23 +250,27 @@ def _options(fn: str, device, requires_grad) -> None:
                         f"{type(requires_grad).__name__}")
 
 
+def constant(kernel, size: tuple, dtype, device, requires_grad, fn: str,
+             negative: str = "") -> Tensor:
+    """zeros, ones and empty (and the ``new_*`` methods, under their own names in errors)."""
+    _options(fn, device, requires_grad)
+    return _finish(kernel(_size(size, fn, negative), _np_dtype(dtype, fn)), requires_grad)
+
+
 def zeros(*size, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
     """A tensor of zeros."""
-    _options("zeros", device, requires_grad)
-    shape = _size(size, "zeros", "zeros: Dimension size must be non-negative.")
-    return _finish(np.zeros(shape, _np_dtype(dtype, "zeros")), requires_grad)
+    return constant(np.zeros, size, dtype, device, requires_grad, "zeros",
+                    "zeros: Dimension size must be non-negative.")
 
 
 def ones(*size, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
     """A tensor of ones."""
-    _options("ones", device, requires_grad)
-    return _finish(np.ones(_size(size, "ones"), _np_dtype(dtype, "ones")), requires_grad)
+    return constant(np.ones, size, dtype, device, requires_grad, "ones")
 
 
 def empty(*size, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
     """A tensor with unspecified values (zeros here)."""
-    _options("empty", device, requires_grad)
-    return _finish(np.zeros(_size(size, "empty"), _np_dtype(dtype, "empty")), requires_grad)
+    return constant(np.zeros, size, dtype, device, requires_grad, "empty")
 
 
 def _fill_value(value, fn: str):
@@ -279,13 +291,22 @@ def _fill_value(value, fn: str):
 def full(size, fill_value, *, dtype=None, device=None,
          requires_grad: builtins.bool = False) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype follows the value when not given."""
-    _options("full", device, requires_grad)
-    if not isinstance(size, (Sequence, np.ndarray)):
-        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+    return filled(size, fill_value, dtype, device, requires_grad, "full")
+
+
+def filled(size, fill_value, dtype, device, requires_grad, fn: str) -> Tensor:
+    """full (and ``new_full``, under its own name in errors)."""
+    _options(fn, device, requires_grad)
+    if not isinstance(size, (Sequence, np.ndarray)) or isinstance(size, str):
+        raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
-    fill_value = _fill_value(fill_value, "full")
-    dtype = _resolve_dtype(dtype, "full") or _dtype.scalar_dtype(fill_value)
-    return _finish(_fill(_size((size,), "full"), fill_value, dtype._np), requires_grad)
+    for i, s in enumerate(size):
+        if not isinstance(s, (builtins.int, np.integer)) or isinstance(s, builtins.bool):
+            raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, but "
+                            f"found element of type {type(s).__name__} at pos {i}")
+    fill_value = _fill_value(fill_value, fn)
+    dtype = _resolve_dtype(dtype, fn) or _dtype.scalar_dtype(fill_value)
+    return _finish(_fill(_size((size,), fn), fill_value, dtype._np), requires_grad)
 
 
 def _range_arg(value, fn: str, name: str, position: int):
@@ -499,13 +520,14 @@ def randint(low, high=None, size=None, *, dtype=None, generator=None, device=Non
             requires_grad: builtins.bool = False) -> Tensor:
     """Uniform integers in [low, high); ``randint(high, size)`` starts at 0."""
     _options("randint", device, requires_grad)
+    given = tuple(v for v in (low, high, size) if v is not None)
     if size is None:
         low, high, size = 0, low, high
-    if size is None or not isinstance(size, (Sequence, np.ndarray)):
-        got = ", ".join(type(v).__name__ for v in (low, high, size) if v is not None)
+    if size is None or not isinstance(size, (Sequence, np.ndarray)) or len(given) == 3 and \
+            not all(isinstance(v, (builtins.int, np.integer)) for v in (low, high)):
+        got = ", ".join(type(v).__name__ for v in given)
         raise TypeError(f"randint() received an invalid combination of arguments - got ({got})")
-    low = _args.check_int(low, "randint", "low", 1)
-    high = _args.check_int(high, "randint", "high", 2 if low else 1)
+    high = _args.check_int(high, "randint", "high", 1)
     shape = _size((size,), "randint")
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "

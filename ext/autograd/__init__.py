@@ -60,6 +60,10 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if not isinstance(out, Tensor):
             raise AssertionError("Expected output to be a ext.Tensor")
+        if g is None and not out._requires_grad:
+            # The engine then reports that this output does not require grad.
+            result.append(None)
+            continue
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")

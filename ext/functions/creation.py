@@ -3,6 +3,8 @@ conversions between tensors (type_as)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import _factories
 from .._tensor import Tensor
 from .shape import to
@@ -17,26 +19,29 @@ def _dtype_of(self: Tensor, dtype):
 def new_zeros(self: Tensor, *size, dtype=None, device=None,
               requires_grad: bool = False) -> Tensor:
     """Zeros of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
-    return _factories.zeros(*size, dtype=_dtype_of(self, dtype), requires_grad=requires_grad)
+    return _factories.constant(np.zeros, size, _dtype_of(self, dtype), device, requires_grad,
+                               "new_zeros")
 
 
 def new_ones(self: Tensor, *size, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """Ones of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
-    return _factories.ones(*size, dtype=_dtype_of(self, dtype), requires_grad=requires_grad)
+    return _factories.constant(np.ones, size, _dtype_of(self, dtype), device, requires_grad,
+                               "new_ones")
 
 
 def new_empty(self: Tensor, *size, dtype=None, device=None,
               requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor (zeros here) of ``size`` with this tensor's dtype."""
-    return _factories.empty(*size, dtype=_dtype_of(self, dtype), requires_grad=requires_grad)
+    return _factories.constant(np.zeros, size, _dtype_of(self, dtype), device, requires_grad,
+                               "new_empty")
 
 
 def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``fill_value`` everywhere, with this tensor's dtype (unless ``dtype`` is given)."""
-    return _factories.full(size, fill_value, dtype=_dtype_of(self, dtype),
-                           requires_grad=requires_grad)
+    return _factories.filled(size, fill_value, _dtype_of(self, dtype), device, requires_grad,
+                             "new_full")
 
 
 def new_tensor(self: Tensor, data, *, dtype=None, device=None,

@@ -21,7 +21,12 @@ __all__ = ["sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std", "c
 
 def normalize_dims(dim, ndim: int) -> tuple:
     """Dims as a sorted tuple of non-negative ints, with torch's IndexError when out of range."""
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if type(dim) is int:
+        return (_wrap_dim(dim, ndim),)
+    dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    if not builtins.all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+        raise TypeError(f"received an invalid combination of arguments - got "
+                        f"(dim={type(dim).__name__}, )")
     out = tuple(sorted({_wrap_dim(d, ndim) for d in dims}))
     if len(out) != len(dims):
         dup = next(d for d in dims if builtins.sum(

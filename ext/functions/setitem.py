@@ -147,8 +147,15 @@ def _write_whole(target: Tensor, value: Tensor) -> None:
     # torch fills a tensor with a single value (fill_) and copies anything else (copy_).
     if value._data.ndim == 0 and target._data.ndim:
         target.fill_(value)
-    else:
-        target.copy_(value)
+        return
+    shape = value._data.shape
+    if shape != target._data.shape:
+        # torch expands the value to the target (after dropping leading size-1 dims), so a
+        # mismatch reads as expand's error.
+        while len(shape) > target._data.ndim and shape[0] == 1:
+            shape = shape[1:]
+        value.detach().reshape(shape).expand(target._data.shape)
+    target.copy_(value)
 
 
 def _index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:

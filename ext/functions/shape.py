@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from .. import _dtype
-from .._args import check_device
+from .._args import check_device, check_int
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
@@ -45,10 +45,11 @@ def _infer_shape(shape: tuple, numel: int) -> tuple:
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
-    for s in shape:
+    for i, s in enumerate(shape):
         if s != -1:
             if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+                raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape "
+                                   f"{list(shape)}")
             known *= s
     if -1 in shape:
         if known == 0 or numel % known:
@@ -74,6 +75,9 @@ def _shape_args(shape: tuple, fn: str = "", name: str = "shape") -> tuple:
     if len(shape) == 1 and type(shape[0]) is not int:
         if not isinstance(shape[0], (tuple, list)):
             if not _is_int(shape[0]):
+                if fn == "view":
+                    raise TypeError(f"view() received an invalid combination of arguments - got "
+                                    f"({type(shape[0]).__name__})")
                 raise TypeError(f"{fn}(): argument '{name}' (position 1) must be tuple of ints, "
                                 f"not {type(shape[0]).__name__}")
             return (int(shape[0]),)
@@ -392,6 +396,8 @@ class Unsqueeze(BuiltinFunction):
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """A view with a new dim of size 1 at ``dim``."""
     d = x._data
+    if type(dim) is not int:
+        dim = check_int(dim, "unsqueeze", "dim", 1)
     pos = _wrap_dim(dim, d.ndim + 1)
     return _view(Unsqueeze, x, np.expand_dims(d, pos), (dim,))
 
@@ -496,6 +502,10 @@ def expand(x: Tensor, *sizes) -> Tensor:
     if lead < 0:
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
                            f"or equal to the number of dimensions in the tensor ({d.ndim})")
+    for i, s in enumerate(sizes[:lead]):
+        if s < 0:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
+                               f"leading, non-existing dimension {i}")
     target = tuple(d.shape[i - lead] if s == -1 and i >= lead else s
                    for i, s in enumerate(sizes))
     if target == d.shape:
