@@ -274,6 +274,17 @@ def test_in_place_with_a_requires_grad_operand_puts_a_plain_tensor_in_the_graph(
     assert v.grad.tolist() == [2.0, 2.0]
 
 
+def test_in_place_with_a_requires_grad_operand_given_by_keyword_is_recorded(T):
+    x = T.tensor([1.0, 2.0])
+    w = T.tensor(1.5, requires_grad=True)
+    x.clamp_(min=w)
+
+    assert x.requires_grad and type(x.grad_fn).__name__ == "ClampBackward0"
+    assert x.tolist() == [1.5, 2.0]
+    x.sum().backward()
+    assert w.grad.item() == 1.0
+
+
 # -------------------- non-leaves: grad_fn is rebased
 
 

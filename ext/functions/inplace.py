@@ -164,7 +164,8 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     """Modify ``t`` in place to ``op(t, *args, **kwargs)`` with torch's autograd semantics."""
     check_inplace(t)
     recording = STATE.grad_enabled and not STATE.inference and (
-        t._requires_grad or any(type(a) is Tensor and a._requires_grad for a in args))
+        t._requires_grad or any(type(a) is Tensor and a._requires_grad for a in args)
+        or kwargs and any(type(a) is Tensor and a._requires_grad for a in kwargs.values()))
     if not recording:
         if not kwargs and len(args) == 1 and not STATE.special and _write_direct(t, op, args[0]):
             return t
@@ -213,11 +214,14 @@ def _write_direct(t: Tensor, op, other) -> bool:
     if ufunc is None:
         return False
     d = t._data
+    if d.dtype.kind != "f":
+        # Integer and bool tensors take the general path, which has torch's dtype checks.
+        return False
     od = other._data if type(other) is Tensor else other
     if type(other) is Tensor:
         if od.dtype != d.dtype:
             return False
-    elif type(other) is not float or d.dtype.kind != "f":
+    elif type(other) is not float:
         return False
     try:
         if ufunc is np.true_divide:
@@ -561,6 +565,7 @@ def _augmented(op):
 def methods() -> dict:
     """The in-place Tensor methods, made from the out-of-place ops of ``ext.functions``."""
     from . import pointwise as pw
+    from .reduction import scatter
 
     table = {
         "add_": pw.add, "sub_": pw.sub, "mul_": pw.mul, "div_": pw.div, "pow_": pw.pow,
@@ -571,6 +576,7 @@ def methods() -> dict:
         "round_": pw.round, "sign_": pw.sign, "reciprocal_": pw.reciprocal,
         "log1p_": pw.log1p, "expm1_": pw.expm1, "rsqrt_": pw.rsqrt,
         "nan_to_num_": pw.nan_to_num, "zero_": _zeroed, "fill_": _filled, "copy_": _copied,
+        "scatter_": scatter,
     }
     _DIRECT.update({pw.add: np.add, pw.sub: np.subtract, pw.mul: np.multiply,
                     pw.div: np.true_divide})

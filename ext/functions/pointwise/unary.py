@@ -56,6 +56,8 @@ class Abs(SavesInput):
 
 def abs(x: Tensor) -> Tensor:  # noqa: A001 - torch's name
     """|x|."""
+    if type(x) is Tensor:
+        not_for(x, "b", "abs")
     return unary(Abs, x, np.abs)
 
 
@@ -238,11 +240,13 @@ def threshold_backward(grad: Tensor, y: Tensor, threshold) -> Tensor:
 
 def relu(x: Tensor) -> Tensor:
     """max(x, 0)."""
+    if type(x) is Tensor and x._data.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
     return unary(Relu, x, _relu_kernel)
 
 
 def _relu_kernel(d):
-    return np.maximum(d, 0, dtype=d.dtype) if d.dtype != np.bool_ else d.copy()
+    return np.maximum(d, 0, dtype=d.dtype)
 
 
 class Sqrt(SavesResult):
@@ -366,10 +370,10 @@ class RoundDecimals(_PiecewiseConstant):
 
 def round(x: Tensor, *, decimals: int | None = None) -> Tensor:  # noqa: A001 - torch's name
     """Round to the nearest integer (half to even), or to ``decimals`` places."""
-    not_for(x, "b", "round")
     if decimals is None:
+        not_for(x, "b", "round_vml")
         return unary(Round, x, np.round)
-    not_for(x, "iu", "round")
+    not_for(x, "biu", "round")
     d = x._data
     out = wrap(np.round(d, decimals))
     if recording(x, None) and d.dtype.kind == "f" or STATE.special:
@@ -386,7 +390,7 @@ class Floor(_PiecewiseConstant):
 
 def floor(x: Tensor) -> Tensor:
     """Round down."""
-    not_for(x, "b", "floor")
+    not_for(x, "b", "floor_vml")
     return unary(Floor, x, np.floor)
 
 
@@ -399,7 +403,7 @@ class Ceil(_PiecewiseConstant):
 
 def ceil(x: Tensor) -> Tensor:
     """Round up."""
-    not_for(x, "b", "ceil")
+    not_for(x, "b", "ceil_vml")
     return unary(Ceil, x, np.ceil)
 
 
