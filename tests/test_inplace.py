@@ -463,6 +463,76 @@ def test_in_place_through_view_and_transpose_of_a_non_leaf(T):
     assert x.grad.tolist() == [3.0, 1.0, 3.0, 1.0]
 
 
+INDEX_PUT_DTYPES = "Index put requires the source and destination dtypes match, got Float for the "
+
+
+@pytest.mark.parametrize("index", [[0, 2], (0, [0, 2])], ids=["list", "int_and_list"])
+def test_index_write_of_another_dtype_fails(T, index):
+    y = T.ones(2, 3)
+    key = tuple(T.tensor(i) if isinstance(i, list) else i for i in index) \
+        if isinstance(index, tuple) else T.tensor(index)
+    with pytest.raises(RuntimeError, match=INDEX_PUT_DTYPES + "destination and Double"):
+        y[key] = T.tensor([2.0], dtype=T.float64)
+    with pytest.raises(RuntimeError, match=INDEX_PUT_DTYPES + "destination and Long"):
+        y.index_put_((T.tensor([0]),), T.tensor([2]))
+    assert y.tolist() == [[1.0] * 3] * 2
+
+
+def test_mask_write_of_one_value_of_another_dtype_casts_it(T):
+    y = T.ones(3)
+    y[T.tensor([True, False, True])] = T.tensor(2.0, dtype=T.float64)
+    assert y.tolist() == [2.0, 1.0, 2.0]
+    with pytest.raises(RuntimeError, match=INDEX_PUT_DTYPES):
+        y[T.tensor([True, False, True])] = T.tensor([2.0, 3.0], dtype=T.float64)
+
+
+@pytest.mark.parametrize("index,written", [
+    (0, [[1.0] * 3, [0.0] * 3]), (slice(None), [[1.0] * 3] * 2), (Ellipsis, [[1.0] * 3] * 2),
+    ("tensor", [[0.0] * 3, [1.0] * 3]),
+])
+def test_index_write_drops_the_values_leading_size_one_dims(T, index, written):
+    x = T.zeros(2, 3, requires_grad=True) * 1
+    v = T.ones(1, 1, 1, 3, requires_grad=True)
+    x[T.tensor([1]) if index == "tensor" else index] = v
+    assert x.tolist() == written
+    if index in (0, "tensor"):
+        assert [n[0].name() for n in x.grad_fn.next_functions][-1] == "ViewBackward0"
+    x.sum().backward()
+    assert v.grad.tolist() == [[[[len(written) - written.count([0.0] * 3)] * 3]]]
+
+
+def test_index_write_of_a_value_that_does_not_expand_fails_as_expand(T):
+    x = T.zeros(2, 3)
+    with pytest.raises(RuntimeError, match=r"FloatTensor\{\[2, 1, 3\]\}, size=\[3\]\): the number "
+                       "of sizes provided"):
+        x[0] = T.ones(2, 1, 3)
+    with pytest.raises(RuntimeError, match="The expanded size of the tensor"):
+        x[:] = T.ones(3, 3)
+
+
+def test_slice_write_expands_the_value_in_the_graph(T):
+    x = T.zeros(2, 3, requires_grad=True) * 1
+    x[:] = T.ones(3, requires_grad=True)
+    assert [n[0].name() for n in x.grad_fn.next_functions][-1] == "ExpandBackward0"
+
+
+@pytest.mark.parametrize("write", [
+    lambda T: T.zeros(0, 0).index_put((T.tensor([0, 0]),), T.zeros(1, 0)),
+    lambda T: T.zeros(0, 0).index_put_((T.tensor([0, 0]),), T.zeros(1, 0)),
+    lambda T: T.zeros(3, 0).index_put((T.tensor([2]), T.tensor([0])), T.zeros(1)),
+    lambda T: T.zeros(0, 0).__setitem__(T.tensor([0]), 1.0),
+    lambda T: T.zeros(0, 3)[T.tensor([0])],
+], ids=["index_put", "index_put_", "second_dim", "setitem", "read"])
+def test_an_index_into_an_empty_dim_is_out_of_bounds(T, write):
+    with pytest.raises(IndexError, match="index is out of bounds for dimension with size 0"):
+        write(T)
+
+
+def test_an_empty_index_into_an_empty_dim_is_fine(T):
+    assert tuple(T.zeros(0).index_put((T.tensor([], dtype=T.int64),), T.zeros(0)).shape) == (0,)
+    assert tuple(T.zeros(3, 0).index_put((T.tensor([5]),), T.zeros(1, 0)).shape) == (3, 0)
+
+
 def test_indexing_writes_on_a_plain_tensor(T):
     t = T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     t[0] = 0.0

@@ -401,6 +401,26 @@ def test_round_half_to_even(T):
     np.testing.assert_array_equal(to_np(T.tensor(b).round(decimals=-1)), [20, 20, 1230, -40])
 
 
+def test_sign_of_nan_is_zero(T):
+    np.testing.assert_array_equal(to_np(T.sign(T.tensor([np.nan, -2.0, 0.0]))), [0, -1, 0])
+
+
+def test_relu_gradient_of_a_gradient_passes_at_nan(T):
+    x = T.tensor([np.nan, 1.0, -1.0], dtype=T.float64, requires_grad=True)
+    g = T.ones(3, dtype=T.float64, requires_grad=True)
+    (gx,) = T.autograd.grad(T.relu(x), [x], g, create_graph=True)
+    (gg,) = T.autograd.grad(gx.sum(), [g])
+    np.testing.assert_array_equal(to_np(gg), [1, 1, 0])
+
+
+def test_second_derivative_of_division_at_an_infinite_divisor_is_zero(T):
+    a = T.tensor([1.0], requires_grad=True)
+    b = T.tensor([np.inf], requires_grad=True)
+    (g,) = T.autograd.grad((a / b).sum(), [b], create_graph=True)
+    (gg,) = T.autograd.grad(g.sum(), [b])
+    np.testing.assert_array_equal(to_np(gg), [0.0])
+
+
 def test_sign_of_zero_and_exact_integers(T):
     a = np.array([-2.0, -0.0, 0.0, 3.0])
     np.testing.assert_array_equal(to_np(T.tensor(a).sign()), [-1.0, 0.0, 0.0, 1.0])
@@ -516,6 +536,12 @@ KINK_CASES = [
      [[1, 4], [1, 0]]),
     ("maximum_tie_broadcast", lambda T, a, b: T.maximum(a, b), [[1.0, 2.0, 1.0, 0.0], [1.0]],
      [2.0, 4.0, 6.0, 8.0], [[1, 4, 3, 0], [12]]),
+    # at a nan, relu passes the gradient, and maximum / minimum give it to both operands
+    ("relu_at_nan", lambda T, x: T.relu(x), [[np.nan, 1.0, -1.0]], G5[:3], [[1, 2, 0]]),
+    ("maximum_at_nan", lambda T, a, b: T.maximum(a, b), [[np.nan, 1.0], [0.0, 0.0]],
+     [1.0, 2.0], [[1, 2], [1, 0]]),
+    ("minimum_at_nan", lambda T, a, b: T.minimum(a, b), [[np.nan, 1.0], [0.0, 0.0]],
+     [1.0, 2.0], [[1, 0], [1, 2]]),
     # piecewise-constant ops have zero gradient, also at their jumps
     ("sign_at_0", lambda T, x: x.sign(), [[-1.0, 0.0, 2.0]], G5[:3], [[0, 0, 0]]),
     ("round_at_half", lambda T, x: x.round(), [[-1.5, 0.5, 2.3]], G5[:3], [[0, 0, 0]]),

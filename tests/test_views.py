@@ -144,3 +144,10 @@ def test_squeeze_with_a_tuple_of_dims(T):
     y.sum().backward()
     assert tuple(x.grad.shape) == (1, 3, 1)
     assert tuple(T.ones(2, 1).squeeze((0,)).shape) == (2, 1)
+
+
+@pytest.mark.parametrize("shape,dims,named", [((1, 1), (0, -2), 0), ((1, 1, 1), (2, 1, -1), 2)])
+def test_squeeze_refuses_a_dim_named_twice(T, shape, dims, named):
+    x = T.ones(shape)
+    with pytest.raises(RuntimeError, match=f"dim {named} appears multiple times in the list"):
+        x.squeeze(dims)

@@ -82,7 +82,7 @@ def _mul(args, out, t):
 def _div(args, out, t):
     a, b = args
     return _sum(None if t[0] is None else t[0] / b,
-                None if t[1] is None else -t[1] * a / (b * b))
+                None if t[1] is None else -t[1] * (a / b / b))
 
 
 def _pow_tensor_tensor(args, out, t):
@@ -298,7 +298,7 @@ RULES = {
     unary.Exp: _chain(lambda x, y: y), unary.Log: lambda a, o, t: t[0] / a[0],
     unary.Sin: _chain(lambda x, y: x.cos()), unary.Cos: _chain(lambda x, y: -x.sin()),
     unary.Tanh: _chain(lambda x, y: 1 - y * y), unary.Sigmoid: _chain(lambda x, y: (1 - y) * y),
-    unary.Relu: lambda a, o, t: t[0] * (o > 0),
+    unary.Relu: lambda a, o, t: unary.threshold_backward(t[0], o, 0),
     unary.ThresholdBackward: lambda a, o, t: None if t[0] is None else unary.threshold_backward(
         t[0], a[1], a[2]), unary.Sqrt: lambda a, o, t: t[0] / (2 * o),
     unary.Expm1: _chain(lambda x, y: y + 1), unary.Tan: _chain(lambda x, y: y * y + 1),

@@ -17,6 +17,7 @@ from .._state import STATE
 from .._tensor import Tensor, bump_version, version_counter, wrap
 from ..autograd.graph import Node, SavedTensor, gradient_edge, link, output_meta
 from ._builtin import BuiltinFunction, namespace_of, record
+from .pointwise._common import broadcast_error
 
 __all__ = ["ViewInfo", "make_view", "apply_inplace", "refresh_view", "CopySlices",
            "DEFAULT", "NO_GRAD_MODE", "MULTI_OUTPUT", "IN_CUSTOM_FUNCTION"]
@@ -533,12 +534,16 @@ def _copied(x: Tensor, src: Tensor) -> Tensor:
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(src).__name__}")
-    try:
-        data = np.broadcast_to(src._data, x._data.shape).astype(x._data.dtype)
-    except ValueError:
-        raise RuntimeError(f"The size of tensor a ({x._data.shape[-1] if x._data.ndim else 1}) "
-                           f"must match the size of tensor b ({src._data.shape[-1]}) at "
-                           "non-singleton dimension 0") from None
+    xd, sd = x._data, src._data
+    if sd.shape != xd.shape:
+        try:
+            shape = np.broadcast_shapes(xd.shape, sd.shape)
+        except ValueError:
+            raise broadcast_error(xd, sd) from None
+        if shape != xd.shape:
+            raise RuntimeError(f"output with shape {list(xd.shape)} doesn't match the broadcast "
+                               f"shape {list(shape)}")
+    data = np.broadcast_to(sd, xd.shape).astype(xd.dtype)
     return _constant(Copy, x, data, (x, src), (x, src))
 
 

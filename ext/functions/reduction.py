@@ -14,6 +14,7 @@ from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._builtin import BuiltinFunction, as_array, namespace_of, record, record_node
 from .indexing import _INTEGERS, _along
+from .shape import wrap_dims
 
 __all__ = ["sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std", "cumsum",
            "argmax", "argmin", "sort", "scatter", "normalize_dims", "return_types"]
@@ -21,13 +22,7 @@ __all__ = ["sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std", "c
 
 def normalize_dims(dim, ndim: int) -> tuple:
     """Dims as a sorted tuple of non-negative ints, with torch's IndexError when out of range."""
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    out = tuple(sorted({_wrap_dim(d, ndim) for d in dims}))
-    if len(out) != len(dims):
-        dup = next(d for d in dims if builtins.sum(
-            _wrap_dim(e, ndim) == _wrap_dim(d, ndim) for e in dims) > 1)
-        raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
-    return out
+    return tuple(sorted(wrap_dims((dim,) if isinstance(dim, int) else dim, ndim)))
 
 
 def _axes(dim, ndim: int):
@@ -634,6 +629,11 @@ class Var(BuiltinFunction):
         (x,) = ctx.saved_tensors
         dims, n = _var_dims(x, ctx.dim)
         c = 1 if ctx.correction is None else ctx.correction
+        if n - c <= 0 and (ctx.dim is None or x.ndim == 0):
+            # torch's gradient of a full variance without degrees of freedom is a constant,
+            # 2 / 0 times x - mean: nan where x is its mean, inf elsewhere.
+            ns = namespace_of(x)
+            return ns.where(x == x.mean(), np.nan, np.inf).to(x.dtype), None, None, None
         centred = x - x.mean(dims, keepdim=True)
         return (_expand_back(grad, dims, ctx.keepdim, tuple(x.shape)) * centred *
                 (np.float64(2.0) / (n - c))), None, None, None

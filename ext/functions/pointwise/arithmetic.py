@@ -234,8 +234,9 @@ class Div(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
+        # -grad * (a / b) / b, not a / (b * b): its derivative at b = inf is 0, not inf * 0.
         return (grad / b if ctx.needs_input_grad[0] else None,
-                -grad * a / (b * b) if ctx.needs_input_grad[1] else None)
+                -grad * (a / b / b) if ctx.needs_input_grad[1] else None)
 
 
 def div(a, b) -> Tensor:

@@ -266,7 +266,7 @@ class Maximum(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return _tie_split(grad, a, b, a > b), _tie_split(grad, a, b, a < b)
+        return _tie_split(grad, a, b, a < b), _tie_split(grad, a, b, a > b)
 
 
 class Minimum(Maximum):
@@ -281,11 +281,13 @@ class Minimum(Maximum):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return _tie_split(grad, a, b, a < b), _tie_split(grad, a, b, a > b)
+        return _tie_split(grad, a, b, a > b), _tie_split(grad, a, b, a < b)
 
 
-def _tie_split(grad: Tensor, a: Tensor, b: Tensor, wins: Tensor) -> Tensor:
-    return where(wins, grad, where(a == b, grad / 2, 0.0))
+def _tie_split(grad: Tensor, a: Tensor, b: Tensor, loses: Tensor) -> Tensor:
+    # Zero only where the operand loses: at a nan, which neither wins nor loses, both operands
+    # get the gradient (torch's rule).
+    return where(loses, 0.0, where(a == b, grad / 2, grad))
 
 
 def _extremum(op: type, kernel, a, b) -> Tensor:

@@ -77,8 +77,13 @@ class Sign(UnaryFunction):
 
 
 def sign(x: Tensor) -> Tensor:
-    """-1, 0 or 1 by the sign of each element."""
-    return unary(Sign, x, np.copy if x._data.dtype == np.bool_ else np.sign)
+    """-1, 0 or 1 by the sign of each element (0 for nan, as in torch)."""
+    kind = x._data.dtype.kind
+    return unary(Sign, x, np.copy if kind == "b" else _sign_float if kind == "f" else np.sign)
+
+
+def _sign_float(d):
+    return np.where(np.isnan(d), np.zeros((), d.dtype), np.sign(d))
 
 
 class Exp(SavesResult):
@@ -216,7 +221,7 @@ class ThresholdBackward(BuiltinFunction):
 
     @staticmethod
     def forward(grad, y, threshold):
-        return namespace_of(grad).where(y > threshold, grad, 0.0)
+        return namespace_of(grad).where(y <= threshold, 0.0, grad)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -230,8 +235,9 @@ class ThresholdBackward(BuiltinFunction):
 
 
 def threshold_backward(grad: Tensor, y: Tensor, threshold) -> Tensor:
-    """grad where ``y`` > threshold, else 0 (NaN in grad elsewhere does not leak through)."""
-    d = np.where(y._data > threshold, grad._data, np.zeros((), grad._data.dtype))
+    """0 where ``y`` <= threshold, else grad: a nan ``y`` passes the gradient, as in torch (and
+    a NaN in grad where y <= threshold does not leak through)."""
+    d = np.where(y._data <= threshold, np.zeros((), grad._data.dtype), grad._data)
     out = wrap(d.astype(grad._data.dtype, copy=False))
     if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
         record(ThresholdBackward, out, (grad, y), (grad, y, threshold))
