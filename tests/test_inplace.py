@@ -533,6 +533,42 @@ def test_an_empty_index_into_an_empty_dim_is_fine(T):
     assert tuple(T.zeros(3, 0).index_put((T.tensor([5]),), T.zeros(1, 0)).shape) == (3, 0)
 
 
+OVERLAP = "some elements of the input tensor and the written-to tensor refer to a single memory"
+
+
+@pytest.mark.parametrize("write", [
+    lambda T, a: a.reshape(2, 2).add_(a.reshape(2, 2).t()),
+    lambda T, a: a.__setitem__(slice(0, 3), a[1:4]),
+    lambda T, a: a[0:3].copy_(a[1:4]),
+    lambda T, a: a.mul_(a[1]),
+    lambda T, a: a[0:3].clamp_(min=a[1:4]),
+    lambda T, a: a[0:3].__iadd__(a[1:4]),
+    lambda T, a: a.index_put_((T.tensor([0, 1]),), a[1:3]),
+], ids=["transpose", "setitem", "copy_", "0d_element", "keyword", "iadd", "index_put_"])
+def test_in_place_with_an_input_that_partly_overlaps_the_tensor_fails(T, write):
+    a = T.arange(4.0)
+    with pytest.raises(RuntimeError, match=OVERLAP):
+        write(T, a)
+    assert a.tolist() == [0.0, 1.0, 2.0, 3.0] and a._version == 0
+
+
+@pytest.mark.parametrize("write,expected", [
+    (lambda a: a.add_(a), [0.0, 2.0, 4.0, 6.0]),
+    (lambda a: a.add_(a.detach()), [0.0, 2.0, 4.0, 6.0]),
+    (lambda a: a.view(2, 2).add_(a.view(2, 2)), [0.0, 2.0, 4.0, 6.0]),
+    (lambda a: a.__setitem__(slice(0, 3), a[0:3]), [0.0, 1.0, 2.0, 3.0]),
+    (lambda a: a[0:2].copy_(a[2:4]), [2.0, 3.0, 2.0, 3.0]),
+    (lambda a: a.fill_(a[1]), [1.0, 1.0, 1.0, 1.0]),
+    (lambda a: a.add_(a[0:1].expand(4)), [0.0, 1.0, 2.0, 3.0]),
+    (lambda a: a[::2].add_(a[1::2]), [1.0, 1.0, 5.0, 3.0]),
+], ids=["self", "detach", "same_view", "same_slice", "disjoint", "fill_element", "expanded",
+        "interleaved"])
+def test_in_place_with_an_input_of_the_same_or_no_elements_is_fine(T, write, expected):
+    a = T.arange(4.0)
+    write(a)
+    assert a.tolist() == expected
+
+
 def test_indexing_writes_on_a_plain_tensor(T):
     t = T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     t[0] = 0.0

@@ -161,9 +161,57 @@ def _saves(node: Node, t: Tensor) -> bool:
     return any(s is t or (isinstance(s, SavedTensor) and s._tensor is t) for s in saved)
 
 
+_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor "
+            "refer to a single memory location. Please clone() the tensor before performing the "
+            "operation.")
+
+
+def check_overlap(t: Tensor, op, inputs) -> None:
+    """torch's refusal of an in-place write whose input partially overlaps the written tensor
+    (the same elements in the same layout, as in ``x.add_(x)``, are fine)."""
+    td = t._data
+    for a in inputs:
+        if type(a) is Tensor and np.may_share_memory(td, a._data) and a._data is not td and \
+                _partial_overlap(td, a._data) and not getattr(op, "reads_inputs_first", False):
+            raise RuntimeError(_OVERLAP)
+
+
+def _partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    # torch's get_overlap_status: only tensors whose elements tile a memory range without gaps
+    # or repeats are compared (others are "too hard" and allowed).
+    if not a.size or not b.size or not _dense(a) or not _dense(b):
+        return False
+    a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    a1, b1 = a0 + a.nbytes, b0 + b.nbytes
+    if a0 == b0 and a1 == b1:
+        return _layout(a) != _layout(b)
+    return a0 < b1 and b0 < a1
+
+
+def _dense(d: np.ndarray) -> bool:
+    if d.flags.c_contiguous or d.flags.f_contiguous:
+        return True
+    expected = d.itemsize
+    for size, stride in sorted((p for p in zip(d.shape, d.strides) if p[0] != 1),
+                               key=lambda p: p[1]):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _layout(d: np.ndarray) -> tuple:
+    # Shape and strides without the size-1 dims, whose strides say nothing.
+    return tuple(p for p in zip(d.shape, d.strides) if p[0] != 1)
+
+
 def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     """Modify ``t`` in place to ``op(t, *args, **kwargs)`` with torch's autograd semantics."""
     check_inplace(t)
+    if args:
+        check_overlap(t, op, args)
+    if kwargs:
+        check_overlap(t, op, kwargs.values())
     recording = STATE.grad_enabled and not STATE.inference and (
         t._requires_grad or any(type(a) is Tensor and a._requires_grad for a in args)
         or kwargs and any(type(a) is Tensor and a._requires_grad for a in kwargs.values()))
@@ -528,6 +576,10 @@ def _filled(x: Tensor, value) -> Tensor:
         data = np.full_like(x._data, value._data)
         return _constant(FillTensor, x, data, (x, value), (x, value))
     return _constant(FillScalar, x, np.full_like(x._data, value), (x,), (x, value))
+
+
+# fill_ reads its value before writing, so the value may be an element of the tensor.
+_filled.reads_inputs_first = True
 
 
 def _copied(x: Tensor, src: Tensor) -> Tensor:
