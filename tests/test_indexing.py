@@ -633,3 +633,66 @@ def test_gather_errors(T, shape, dim, index, exc, message):
     with pytest.raises(exc) as info:
         leaf(T, values(shape)).gather(dim, as_index(T, index))
     assert message in str(info.value)
+
+
+# --------------------------------------------------------------------- scatter
+@pytest.mark.parametrize("shape,dim,index,src,expected", [
+    pytest.param((3, 2), 0, [[2]], [[5.0]], [[0, 0], [0, 0], [5, 0]],
+                 id="index_smaller_than_self_in_the_other_dim"),
+    pytest.param((3, 2), 0, [[2], [0]], [[5.0, 1.0], [6.0, 2.0]], [[6, 0], [0, 0], [5, 0]],
+                 id="src_larger_than_index"),
+    pytest.param((2, 2), 1, [[0, 1, 0]], [[2.0, 3.0, 4.0]], [[4, 3], [0, 0]],
+                 id="index_longer_than_self_in_the_scatter_dim"),
+    pytest.param((2, 2), 1, [[0], [1]], 2.0, [[2, 0], [0, 2]], id="number"),
+    pytest.param((3,), 0, 1, 2.0, [0, 2, 0], id="0d_index_into_1d"),
+    pytest.param((3,), 0, [1], np.float32(2.0), [0, 2, 0], id="0d_src_with_1d_index"),
+    pytest.param((), 0, [0], [2.0], 2.0, id="0d_self"),
+    pytest.param((5, 2), 1, np.zeros((5, 0), np.int64), np.float32(2.0), np.zeros((5, 2)),
+                 id="empty_index_writes_nothing"),
+])
+def test_scatter_writes_src_where_index_points(T, shape, dim, index, src, expected):
+    src = T.tensor(src) if isinstance(src, (list, np.ndarray, np.generic)) else src
+    out = T.scatter(T.zeros(shape), dim, T.tensor(index), src)
+    np.testing.assert_array_equal(to_np(out), np.asarray(expected, dtype=np.float32))
+
+
+def test_scatter_in_place_gradients(T):
+    x = leaf(T, np.zeros((3, 2)))
+    src = leaf(T, np.array([[5.0, 6.0]]))
+    y = x * 1
+    y.scatter_(0, T.tensor([[2, 0]]), src)
+    assert y.grad_fn.name() == "ScatterBackward0"
+    y.backward(T.tensor(np.arange(6.0).reshape(3, 2)))
+    np.testing.assert_array_equal(to_np(x.grad), [[0, 0], [2, 3], [0, 5]])
+    np.testing.assert_array_equal(to_np(src.grad), [[4, 1]])
+
+
+@pytest.mark.parametrize("shape,dim,index,src,message", [
+    pytest.param((2, 2), 1, [[0], [1]], np.float32(2.0),
+                 "Index tensor must have the same number of dimensions as src tensor",
+                 id="0d_src"),
+    pytest.param((2, 2), 1, [0, 1], [[2.0]],
+                 "Index tensor must have the same number of dimensions as self tensor",
+                 id="index_ndim"),
+    pytest.param((2, 2), 1, [[0, 1]], [[2.0]],
+                 "Expected index [1, 2] to be no larger than self [2, 2] apart from dimension 1 "
+                 "and to be no larger size than src [1, 1]", id="src_too_small"),
+    pytest.param((2, 2), 0, [[0, 1, 1]], 1.0,
+                 "Expected index [1, 3] to be no larger than self [2, 2] apart from dimension 0",
+                 id="self_too_small"),
+    pytest.param((2, 2), 1, [[0], [2]], [[2.0], [3.0]],
+                 "index 2 is out of bounds for dimension 1 with size 2", id="out_of_range"),
+    pytest.param((2, 2), 1, [[0], [-1]], [[2.0], [3.0]],
+                 "index -1 is out of bounds for dimension 1 with size 2", id="negative"),
+    pytest.param((2, 2), 1, np.array([[0], [1]], np.int16), [[2.0], [3.0]],
+                 "scatter(): Expected dtype int32/int64 for index", id="int16_index"),
+    pytest.param((2, 2), 1, np.zeros(0, np.int64), np.array([[2.0]], np.float64),
+                 "scatter(): Expected self.dtype to be equal to src.dtype", id="src_dtype"),
+])
+def test_scatter_errors(T, shape, dim, index, src, message):
+    src = T.tensor(src) if isinstance(src, (list, np.ndarray, np.generic)) else src
+    x = T.zeros(shape)
+    with pytest.raises(RuntimeError) as info:
+        T.scatter(x, dim, T.tensor(index), src)
+    assert message in str(info.value)
+

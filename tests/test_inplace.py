@@ -274,6 +274,17 @@ def test_in_place_with_a_requires_grad_operand_puts_a_plain_tensor_in_the_graph(
     assert v.grad.tolist() == [2.0, 2.0]
 
 
+def test_in_place_with_a_requires_grad_operand_given_by_keyword_is_recorded(T):
+    x = T.tensor([1.0, 2.0])
+    w = T.tensor(1.5, requires_grad=True)
+    x.clamp_(min=w)
+
+    assert x.requires_grad and type(x.grad_fn).__name__ == "ClampBackward0"
+    assert x.tolist() == [1.5, 2.0]
+    x.sum().backward()
+    assert w.grad.item() == 1.0
+
+
 # -------------------- non-leaves: grad_fn is rebased
 
 
@@ -474,6 +485,112 @@ def test_copy_slices_refuses_a_second_backward_without_retain_graph(T):
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
         s.backward()
     assert x.grad.tolist() == [2.0, 1.0]
+
+
+INDEX_PUT_DTYPES = "Index put requires the source and destination dtypes match, got Float for the "
+
+
+@pytest.mark.parametrize("index", [[0, 2], (0, [0, 2])], ids=["list", "int_and_list"])
+def test_index_write_of_another_dtype_fails(T, index):
+    y = T.ones(2, 3)
+    key = tuple(T.tensor(i) if isinstance(i, list) else i for i in index) \
+        if isinstance(index, tuple) else T.tensor(index)
+    with pytest.raises(RuntimeError, match=INDEX_PUT_DTYPES + "destination and Double"):
+        y[key] = T.tensor([2.0], dtype=T.float64)
+    with pytest.raises(RuntimeError, match=INDEX_PUT_DTYPES + "destination and Long"):
+        y.index_put_((T.tensor([0]),), T.tensor([2]))
+    assert y.tolist() == [[1.0] * 3] * 2
+
+
+def test_mask_write_of_one_value_of_another_dtype_casts_it(T):
+    y = T.ones(3)
+    y[T.tensor([True, False, True])] = T.tensor(2.0, dtype=T.float64)
+    assert y.tolist() == [2.0, 1.0, 2.0]
+    with pytest.raises(RuntimeError, match=INDEX_PUT_DTYPES):
+        y[T.tensor([True, False, True])] = T.tensor([2.0, 3.0], dtype=T.float64)
+
+
+@pytest.mark.parametrize("index,written", [
+    (0, [[1.0] * 3, [0.0] * 3]), (slice(None), [[1.0] * 3] * 2), (Ellipsis, [[1.0] * 3] * 2),
+    ("tensor", [[0.0] * 3, [1.0] * 3]),
+])
+def test_index_write_drops_the_values_leading_size_one_dims(T, index, written):
+    x = T.zeros(2, 3, requires_grad=True) * 1
+    v = T.ones(1, 1, 1, 3, requires_grad=True)
+    x[T.tensor([1]) if index == "tensor" else index] = v
+    assert x.tolist() == written
+    if index in (0, "tensor"):
+        assert [n[0].name() for n in x.grad_fn.next_functions][-1] == "ViewBackward0"
+    x.sum().backward()
+    assert v.grad.tolist() == [[[[len(written) - written.count([0.0] * 3)] * 3]]]
+
+
+def test_index_write_of_a_value_that_does_not_expand_fails_as_expand(T):
+    x = T.zeros(2, 3)
+    with pytest.raises(RuntimeError, match=r"FloatTensor\{\[2, 1, 3\]\}, size=\[3\]\): the number "
+                       "of sizes provided"):
+        x[0] = T.ones(2, 1, 3)
+    with pytest.raises(RuntimeError, match="The expanded size of the tensor"):
+        x[:] = T.ones(3, 3)
+
+
+def test_slice_write_expands_the_value_in_the_graph(T):
+    x = T.zeros(2, 3, requires_grad=True) * 1
+    x[:] = T.ones(3, requires_grad=True)
+    assert [n[0].name() for n in x.grad_fn.next_functions][-1] == "ExpandBackward0"
+
+
+@pytest.mark.parametrize("write", [
+    lambda T: T.zeros(0, 0).index_put((T.tensor([0, 0]),), T.zeros(1, 0)),
+    lambda T: T.zeros(0, 0).index_put_((T.tensor([0, 0]),), T.zeros(1, 0)),
+    lambda T: T.zeros(3, 0).index_put((T.tensor([2]), T.tensor([0])), T.zeros(1)),
+    lambda T: T.zeros(0, 0).__setitem__(T.tensor([0]), 1.0),
+    lambda T: T.zeros(0, 3)[T.tensor([0])],
+], ids=["index_put", "index_put_", "second_dim", "setitem", "read"])
+def test_an_index_into_an_empty_dim_is_out_of_bounds(T, write):
+    with pytest.raises(IndexError, match="index is out of bounds for dimension with size 0"):
+        write(T)
+
+
+def test_an_empty_index_into_an_empty_dim_is_fine(T):
+    assert tuple(T.zeros(0).index_put((T.tensor([], dtype=T.int64),), T.zeros(0)).shape) == (0,)
+    assert tuple(T.zeros(3, 0).index_put((T.tensor([5]),), T.zeros(1, 0)).shape) == (3, 0)
+
+
+OVERLAP = "some elements of the input tensor and the written-to tensor refer to a single memory"
+
+
+@pytest.mark.parametrize("write", [
+    lambda T, a: a.reshape(2, 2).add_(a.reshape(2, 2).t()),
+    lambda T, a: a.__setitem__(slice(0, 3), a[1:4]),
+    lambda T, a: a[0:3].copy_(a[1:4]),
+    lambda T, a: a.mul_(a[1]),
+    lambda T, a: a[0:3].clamp_(min=a[1:4]),
+    lambda T, a: a[0:3].__iadd__(a[1:4]),
+    lambda T, a: a.index_put_((T.tensor([0, 1]),), a[1:3]),
+], ids=["transpose", "setitem", "copy_", "0d_element", "keyword", "iadd", "index_put_"])
+def test_in_place_with_an_input_that_partly_overlaps_the_tensor_fails(T, write):
+    a = T.arange(4.0)
+    with pytest.raises(RuntimeError, match=OVERLAP):
+        write(T, a)
+    assert a.tolist() == [0.0, 1.0, 2.0, 3.0] and a._version == 0
+
+
+@pytest.mark.parametrize("write,expected", [
+    (lambda a: a.add_(a), [0.0, 2.0, 4.0, 6.0]),
+    (lambda a: a.add_(a.detach()), [0.0, 2.0, 4.0, 6.0]),
+    (lambda a: a.view(2, 2).add_(a.view(2, 2)), [0.0, 2.0, 4.0, 6.0]),
+    (lambda a: a.__setitem__(slice(0, 3), a[0:3]), [0.0, 1.0, 2.0, 3.0]),
+    (lambda a: a[0:2].copy_(a[2:4]), [2.0, 3.0, 2.0, 3.0]),
+    (lambda a: a.fill_(a[1]), [1.0, 1.0, 1.0, 1.0]),
+    (lambda a: a.add_(a[0:1].expand(4)), [0.0, 1.0, 2.0, 3.0]),
+    (lambda a: a[::2].add_(a[1::2]), [1.0, 1.0, 5.0, 3.0]),
+], ids=["self", "detach", "same_view", "same_slice", "disjoint", "fill_element", "expanded",
+        "interleaved"])
+def test_in_place_with_an_input_of_the_same_or_no_elements_is_fine(T, write, expected):
+    a = T.arange(4.0)
+    write(a)
+    assert a.tolist() == expected
 
 
 def test_indexing_writes_on_a_plain_tensor(T):

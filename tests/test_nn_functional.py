@@ -422,6 +422,19 @@ def test_mse_loss_promotes_dtypes(T, rng):
     assert functional(T).mse_loss(T.ones(3), T.ones(3, dtype=T.int64)).dtype == T.float32
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_mse_loss_of_empty_tensors_has_an_empty_gradient(T, reduction):
+    a = T.zeros(0, 2, requires_grad=True)
+    functional(T).mse_loss(a, T.zeros(0, 2), reduction=reduction).backward()
+    assert tuple(a.grad.shape) == (0, 2)
+
+
+def test_mse_loss_of_a_bool_input_sends_the_gradient_to_the_float_target(T):
+    x = T.tensor([1.75, 2.0], requires_grad=True)
+    functional(T).mse_loss(T.tensor([True, False]), x, reduction="sum").backward()
+    np.testing.assert_allclose(to_np(x.grad), [1.5, 4.0])
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_weighted_mse_loss(T, rng, reduction):
     a, b, w = sample(rng, (3, 4)), sample(rng, (3, 4)), sample(rng, (3, 4), POS)

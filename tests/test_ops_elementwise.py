@@ -401,6 +401,26 @@ def test_round_half_to_even(T):
     np.testing.assert_array_equal(to_np(T.tensor(b).round(decimals=-1)), [20, 20, 1230, -40])
 
 
+def test_sign_of_nan_is_zero(T):
+    np.testing.assert_array_equal(to_np(T.sign(T.tensor([np.nan, -2.0, 0.0]))), [0, -1, 0])
+
+
+def test_relu_gradient_of_a_gradient_passes_at_nan(T):
+    x = T.tensor([np.nan, 1.0, -1.0], dtype=T.float64, requires_grad=True)
+    g = T.ones(3, dtype=T.float64, requires_grad=True)
+    (gx,) = T.autograd.grad(T.relu(x), [x], g, create_graph=True)
+    (gg,) = T.autograd.grad(gx.sum(), [g])
+    np.testing.assert_array_equal(to_np(gg), [1, 1, 0])
+
+
+def test_second_derivative_of_division_at_an_infinite_divisor_is_zero(T):
+    a = T.tensor([1.0], requires_grad=True)
+    b = T.tensor([np.inf], requires_grad=True)
+    (g,) = T.autograd.grad((a / b).sum(), [b], create_graph=True)
+    (gg,) = T.autograd.grad(g.sum(), [b])
+    np.testing.assert_array_equal(to_np(gg), [0.0])
+
+
 def test_sign_of_zero_and_exact_integers(T):
     a = np.array([-2.0, -0.0, 0.0, 3.0])
     np.testing.assert_array_equal(to_np(T.tensor(a).sign()), [-1.0, 0.0, 0.0, 1.0])
@@ -500,6 +520,11 @@ KINK_CASES = [
      G5[:3], [[0, 2, 3], [1, 0, 0]]),
     ("clamp_tensor_min>max", lambda T, x, lo, hi: x.clamp(lo, hi),
      [[-1.0, 0.5, 2.0], [1.0] * 3, [0.0] * 3], G5[:3], [[0, 0, 0], [0, 0, 0], [1, 2, 3]]),
+    # min == max: min gets no gradient (torch passes it to min only where min < max)
+    ("clamp_tensor_min==max", lambda T, x, lo, hi: x.clamp(lo, hi),
+     [[-1.5, -1.25, 1.0], [-1.25] * 3, [-1.25] * 3], G5[:3], [[0, 2, 0], [0, 0, 0], [0, 0, 3]]),
+    ("clamp_same_tensor_as_min_and_max", lambda T, x, t: T.clamp(x, t, t),
+     [[3.0, -3.0], [1.0, 4.0]], [1.0, 1.0], [[0, 0], [1, 0]]),
     ("clamp_tensor_bounds_broadcast", lambda T, x, lo, hi: x.clamp(lo, hi),
      [[-1.0, 0.0, 0.5, 1.0, 2.0], [0.0], [1.0]], G5, [[0, 2, 3, 4, 0], [1], [5]]),
     # maximum / minimum split a tie evenly
@@ -511,6 +536,12 @@ KINK_CASES = [
      [[1, 4], [1, 0]]),
     ("maximum_tie_broadcast", lambda T, a, b: T.maximum(a, b), [[1.0, 2.0, 1.0, 0.0], [1.0]],
      [2.0, 4.0, 6.0, 8.0], [[1, 4, 3, 0], [12]]),
+    # at a nan, relu passes the gradient, and maximum / minimum give it to both operands
+    ("relu_at_nan", lambda T, x: T.relu(x), [[np.nan, 1.0, -1.0]], G5[:3], [[1, 2, 0]]),
+    ("maximum_at_nan", lambda T, a, b: T.maximum(a, b), [[np.nan, 1.0], [0.0, 0.0]],
+     [1.0, 2.0], [[1, 2], [1, 0]]),
+    ("minimum_at_nan", lambda T, a, b: T.minimum(a, b), [[np.nan, 1.0], [0.0, 0.0]],
+     [1.0, 2.0], [[1, 0], [1, 2]]),
     # piecewise-constant ops have zero gradient, also at their jumps
     ("sign_at_0", lambda T, x: x.sign(), [[-1.0, 0.0, 2.0]], G5[:3], [[0, 0, 0]]),
     ("round_at_half", lambda T, x: x.round(), [[-1.5, 0.5, 2.3]], G5[:3], [[0, 0, 0]]),
@@ -530,6 +561,9 @@ KINK_CASES = [
     ("x**w_at_0", lambda T, x, w: x**w, [[0.0, 0.0, 2.0], [2.0, 0.0, 0.0]], [1.0, 1.0, 1.0],
      [[0, 0, 0], [0, 0, np.log(2.0)]]),
     ("0**x", lambda T, x: 0.0**x, [[1.0, 2.0]], [1.0, 1.0], [[0, 0]]),
+    # c**x at a negative base: c**x * log(c) is nan
+    ("(-2.0)**x", lambda T, x: (-2.0) ** x, [[1.0, 2.0]], [1.0, 1.0], [[np.nan, np.nan]]),
+    ("(-2)**x", lambda T, x: (-2) ** x, [[1.0, 2.0]], [1.0, 1.0], [[np.nan, np.nan]]),
 ]
 
 
@@ -648,6 +682,27 @@ DTYPE_CASES = [
     ("int64**negative_int64_tensor", lambda T: t(T, np.array([2, 1, 3])) ** t(T, np.array(
      [-1, -1, 2])), "int64", [0, 1, 9]),
     ("int64**0", lambda T: t(T, I64) ** 0, "int64", [1, 1, 1]),
+    # A negative integer exponent truncates toward zero: 0 ** -1 is 0, (-1) ** -3 is -1.
+    ("int64**negative_int64_tensor_at_0_1_-1", lambda T: t(T, np.array([0, 2, 1, -1, -1])) ** t(
+     T, np.array([-1, -1, -5, -3, -2])), "int64", [0, 0, 1, -1, 1]),
+    ("int64**negative_int64_0d", lambda T: t(T, np.array([-1, 0, 5])) ** T.tensor(-3), "int64",
+     [-1, 0, 0]),
+    ("int64.pow_negative_int64_tensor", lambda T: t(T, np.array([0, 2, -1])).pow_(t(
+     T, np.array([-1, -2, -1]))), "int64", [0, 0, -1]),
+    ("2**negative_int64", lambda T: 2 ** t(T, np.array([-1, 2])), "int64", [0, 4]),
+    ("T.pow_-1_negative_int64", lambda T: T.pow(-1, t(T, np.array([-3, -2]))), "int64", [-1, 1]),
+    ("True**negative_int64", lambda T: True ** t(T, np.array([-1, 2])), "int64", [1, 1]),
+    ("2**negative_int32", lambda T: 2 ** t(T, np.array([-1, 2], dtype=np.int32)), "int32",
+     [0, 4]),
+    # add with a bool result takes alpha as a bool.
+    ("T.add_bool_bool_alpha2", lambda T: T.add(t(T, np.array([True, False, False])), t(
+     T, np.array([True, True, False])), alpha=2), "bool", [1, 1, 0]),
+    ("bool.add_bool_alpha-1", lambda T: t(T, np.array([True, False])).add(True, alpha=-1),
+     "bool", [1, 1]),
+    ("bool.add_bool_alpha0", lambda T: t(T, np.array([True, False])).add(True, alpha=0),
+     "bool", [1, 0]),
+    ("int64.add_int64_alpha3", lambda T: t(T, I64).add(t(T, I64), alpha=3), "int64",
+     I64 * 4),
     ("float32**2", lambda T: t(T, F32) ** 2, "float32", F32**2),
 ]
 
@@ -919,6 +974,58 @@ ERROR_CASES = [
      "not implemented for 'Bool'"),
     ("round_bool", lambda T: T.tensor(BOOL).round(), NotImplementedError,
      "not implemented for 'Bool'"),
+    ("floor_bool_vml", lambda T: T.tensor(BOOL).floor(), NotImplementedError,
+     '"floor_vml_cpu" not implemented'),
+    ("round_bool_decimals", lambda T: T.tensor(BOOL).round(decimals=1), NotImplementedError,
+     '"round_cpu" not implemented'),
+    ("abs_bool", lambda T: T.tensor(BOOL).abs(), NotImplementedError,
+     '"abs_cpu" not implemented for \'Bool\''),
+    ("abs__bool", lambda T: T.tensor(BOOL).abs_(), NotImplementedError,
+     '"abs_cpu" not implemented for \'Bool\''),
+    ("relu_bool", lambda T: T.relu(T.tensor(BOOL)), RuntimeError,
+     "Boolean inputs not supported for relu"),
+    ("isclose_float_bool", lambda T: T.isclose(T.ones(2), T.ones(2, dtype=T.bool)),
+     RuntimeError, "Float did not match Bool"),
+    ("isclose_float_double", lambda T: T.isclose(T.ones(2), T.ones(2, dtype=T.float64)),
+     RuntimeError, "Float did not match Double"),
+    ("isclose_no_broadcast", lambda T: T.isclose(T.ones(2), T.ones(3)), RuntimeError,
+     NO_BROADCAST),
+    ("isclose_number", lambda T: T.isclose(T.ones(2), 1.0), TypeError,
+     r"argument 'other' \(position 2\) must be Tensor"),
+    ("bitwise_not_float", lambda T: T.ones(2).bitwise_not(), NotImplementedError,
+     '"bitwise_not_cpu" not implemented for \'Float\''),
+    ("T.bitwise_not_float", lambda T: T.bitwise_not(T.ones(2)), NotImplementedError,
+     '"bitwise_not_cpu" not implemented for \'Float\''),
+    # Shapes are checked before the dtype.
+    ("or_float_no_broadcast", lambda T: T.ones(2, 3) | T.ones(4, 3), RuntimeError,
+     NO_BROADCAST),
+    ("bool-bool", lambda T: T.tensor(BOOL) - T.tensor(BOOL), RuntimeError,
+     "with two bool tensors is not supported"),
+    ("bool-True", lambda T: T.tensor(BOOL) - True, RuntimeError,
+     "with two bool tensors is not supported"),
+    ("bool.sub__bool", lambda T: T.tensor(BOOL).sub_(T.tensor(BOOL)), RuntimeError,
+     "with two bool tensors is not supported"),
+    ("int64.sub__False", lambda T: T.tensor(I64).sub_(False), RuntimeError,
+     "with a bool tensor is not supported"),
+    ("int64-True", lambda T: T.tensor(I64) - True, RuntimeError,
+     "with a bool tensor is not supported"),
+    ("bool.sub_1", lambda T: T.tensor(BOOL).sub(1), RuntimeError,
+     "with a bool tensor is not supported"),
+    ("1-bool", lambda T: 1 - T.tensor(BOOL), RuntimeError, "with a bool tensor is not supported"),
+    ("T.rsub_int64_bool", lambda T: T.rsub(T.tensor(I64), T.tensor(BOOL)), RuntimeError,
+     "with a bool tensor is not supported"),
+    ("int64.add_alpha_float", lambda T: T.tensor(I64).add(T.tensor(I64), alpha=2.5),
+     RuntimeError, "For integral input tensors, argument alpha must not be a floating point"),
+    ("bool.add_alpha_float", lambda T: T.add(T.tensor(BOOL), T.tensor(BOOL), alpha=2.5),
+     RuntimeError, "For integral input tensors, argument alpha must not be a floating point"),
+    ("int64.sub_alpha_float", lambda T: T.sub(T.tensor(I64), 1, alpha=1.5), RuntimeError,
+     "For integral input tensors, argument alpha must not be a floating point"),
+    ("float.add_alpha_True", lambda T: T.tensor(F64).add(T.tensor(F64), alpha=True),
+     RuntimeError, "Boolean alpha only supported for Boolean results"),
+    ("int64.div__int64", lambda T: T.tensor(I64).div_(T.tensor(I64)), RuntimeError,
+     "result type Float can't be cast to the desired output type Long"),
+    ("bool.div__bool", lambda T: T.tensor(BOOL).div_(T.tensor(BOOL)), RuntimeError,
+     "result type Float can't be cast to the desired output type Bool"),
 ]
 
 

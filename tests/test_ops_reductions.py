@@ -565,6 +565,30 @@ def test_var_of_single_element_is_nan_with_warning(T):
     assert float(x.var(correction=0)) == 0.0
 
 
+@pytest.mark.parametrize("values,kwargs,expected", [
+    pytest.param([-1.5], {}, [np.nan], id="one_element"),
+    pytest.param(2.0, {"dim": 0}, np.nan, id="0d_over_dim_0"),
+    pytest.param([1.0, 2.0], {"correction": 2}, [np.inf, np.inf], id="correction_2"),
+])
+def test_var_gradient_without_degrees_of_freedom_is_a_constant(T, values, kwargs, expected):
+    # torch: nan where x equals its mean, inf elsewhere, whatever the incoming gradient, and
+    # it needs no graph of its own.
+    x = T.tensor(values, dtype=T.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (g,) = T.autograd.grad(x.var(**kwargs).sum() * 3, [x], create_graph=True)
+    assert not g.requires_grad
+    np.testing.assert_array_equal(to_np(g), expected)
+
+
+def test_var_gradient_of_one_element_over_a_dim_stays_differentiable(T):
+    x = T.tensor([-1.5], dtype=T.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (g,) = T.autograd.grad(x.var(0), [x], create_graph=True)
+    assert g.requires_grad and np.isnan(to_np(g)).all()
+
+
 # --------------------------------------------------------------------------------------------
 # dtypes
 # --------------------------------------------------------------------------------------------
@@ -691,6 +715,15 @@ ERROR_CASES = [
     ("max_1_of_2x0", lambda T: T.tensor(f64(2, 0)).max(1), IndexError,
      "Expected reduction dim 1 to have non-zero size"),
     ("argmax_0_empty", lambda T: T.tensor(f64(0)).argmax(0), IndexError, ZERO_SIZE),
+    ("amax_0_empty", lambda T: T.tensor(f64(0)).amax(0), IndexError,
+     "amax\\(\\): Expected reduction dim 0 to have non-zero size"),
+    # amax names the dim as given, max the wrapped one
+    ("amin_(-1,0)_of_3x0", lambda T: T.tensor(f64(3, 0)).amin((-1, 0)), IndexError,
+     "amin\\(\\): Expected reduction dim -1 to have non-zero size"),
+    ("amax_(0,1)_of_3x0", lambda T: T.tensor(f64(3, 0)).amax((0, 1)), IndexError,
+     "amax\\(\\): Expected reduction dim 1 to have non-zero size"),
+    ("min_-1_empty", lambda T: T.tensor(f64(0)).min(-1), IndexError,
+     "min\\(\\): Expected reduction dim 0 to have non-zero size"),
     ("argmax_bool", lambda T: T.tensor(BOOL).argmax(), RuntimeError,
      "argmax\\(\\): does not support bool input"),
     ("var_int64", lambda T: T.tensor(I64).var(), RuntimeError,

@@ -374,3 +374,10 @@ def test_custom_function_node_repr_names_its_module(T):
 
     y = Ident.apply(T.ones(1, requires_grad=True))
     assert repr(y.grad_fn).startswith(f"<{T.__name__}.autograd.function.IdentBackward object at")
+
+
+@pytest.mark.parametrize("shape,dims,named", [((1, 1), (0, -2), 0), ((1, 1, 1), (2, 1, -1), 2)])
+def test_squeeze_refuses_a_dim_named_twice(T, shape, dims, named):
+    x = T.ones(shape)
+    with pytest.raises(RuntimeError, match=f"dim {named} appears multiple times in the list"):
+        x.squeeze(dims)

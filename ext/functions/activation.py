@@ -15,6 +15,7 @@ from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._builtin import BuiltinFunction, binary_operands, namespace_of, record
+from .shape import wrap_dims
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "addmm", "nll_loss", "mse_loss",
            "masked_fill_zero", "target_hits", "REDUCTIONS"]
@@ -193,9 +194,7 @@ def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
         # torch reduces nothing for dim=() and then fails to write the reduced shape back.
         raise RuntimeError(f"output with shape [] doesn't match the broadcast shape "
                            f"{[1] * d.ndim}")
-    axes = tuple(sorted({_wrap_dim(a, d.ndim) for a in dims}))
-    if len(axes) != len(dims):
-        raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+    axes = tuple(sorted(wrap_dims(dims, d.ndim)))
     out = wrap(_logsumexp_kernel(d, axes, keepdim))
     if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(Logsumexp, out, (x,), (x, dim, keepdim))
@@ -568,8 +567,10 @@ class MseLoss(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         x, target = ctx.saved_tensors
-        scale = 2 / x.numel() if ctx.reduction == 1 else 2
-        gx = (x - target) * (grad * scale)
+        # The mean of an empty input has an empty gradient: any scale does.
+        scale = 2 / x.numel() if ctx.reduction == 1 and x.numel() else 2
+        # A bool or integer operand takes part in the loss's floating dtype.
+        gx = (x.to(grad.dtype) - target.to(grad.dtype)) * (grad * scale)
         return (gx if ctx.needs_input_grad[0] else None,
                 -gx if ctx.needs_input_grad[1] else None, None)
 
@@ -587,7 +588,11 @@ def mse_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
                            f"first), got {list(a.shape)} and {list(b.shape)}")
     diff = a - b
     diff *= diff
-    out = wrap(diff if mode == 0 else diff.sum() if mode == 2 else diff.mean())
+    if mode == 1 and not diff.size:
+        # The mean of nothing is nan, without NumPy's warning.
+        out = wrap(np.array(np.nan, diff.dtype))
+    else:
+        out = wrap(diff if mode == 0 else diff.sum() if mode == 2 else diff.mean())
     if STATE.grad_enabled and (x._requires_grad or target._requires_grad) or STATE.special:
         record(MseLoss, out, (x, target), (x, target, mode))
     return out

@@ -68,6 +68,12 @@ def _sub(args, out, t):
     return _sum(t[0], tb)
 
 
+def _rsub_tensor(args, out, t):
+    alpha = args[2] if len(args) > 2 else 1
+    tx = None if t[0] is None else (-t[0] if alpha == 1 else t[0] * -alpha)
+    return _sum(tx, t[1])
+
+
 def _mul(args, out, t):
     a, b = args
     return _sum(None if t[0] is None else t[0] * b, None if t[1] is None else a * t[1])
@@ -76,7 +82,7 @@ def _mul(args, out, t):
 def _div(args, out, t):
     a, b = args
     return _sum(None if t[0] is None else t[0] / b,
-                None if t[1] is None else -t[1] * a / (b * b))
+                None if t[1] is None else -t[1] * (a / b / b))
 
 
 def _pow_tensor_tensor(args, out, t):
@@ -92,10 +98,8 @@ def _pow_tensor_scalar(args, out, t):
 
 
 def _pow_scalar_tensor(args, out, t):
-    import math
-
     base = args[0]
-    return t[1] * out * math.log(base) if base != 0 else t[1] * 0
+    return t[1] * out * arithmetic.log_of_base(base) if base != 0 else t[1] * 0
 
 
 # ---------------------------------------------------------------------------------- selection
@@ -285,7 +289,7 @@ RULES = {
     # arithmetic
     arithmetic.Add: _add, arithmetic.Sub: _sub,
     arithmetic.Rsub: lambda a, o, t: -t[0] if (a[2] if len(a) > 2 else 1) == 1 else t[0] * -a[2],
-    arithmetic.Mul: _mul, arithmetic.Div: _div,
+    arithmetic.RsubTensor: _rsub_tensor, arithmetic.Mul: _mul, arithmetic.Div: _div,
     arithmetic.Reciprocal: lambda a, o, t: -t[0] * o * o,
     arithmetic.PowTensorScalar: _pow_tensor_scalar, arithmetic.PowTensorTensor: _pow_tensor_tensor,
     arithmetic.PowScalarTensor: _pow_scalar_tensor,
@@ -294,7 +298,7 @@ RULES = {
     unary.Exp: _chain(lambda x, y: y), unary.Log: lambda a, o, t: t[0] / a[0],
     unary.Sin: _chain(lambda x, y: x.cos()), unary.Cos: _chain(lambda x, y: -x.sin()),
     unary.Tanh: _chain(lambda x, y: 1 - y * y), unary.Sigmoid: _chain(lambda x, y: (1 - y) * y),
-    unary.Relu: lambda a, o, t: t[0] * (o > 0),
+    unary.Relu: lambda a, o, t: unary.threshold_backward(t[0], o, 0),
     unary.ThresholdBackward: lambda a, o, t: None if t[0] is None else unary.threshold_backward(
         t[0], a[1], a[2]), unary.Sqrt: lambda a, o, t: t[0] / (2 * o),
     unary.Expm1: _chain(lambda x, y: y + 1), unary.Tan: _chain(lambda x, y: y * y + 1),

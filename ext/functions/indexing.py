@@ -389,6 +389,11 @@ def _check_arrays(key: list, shape: tuple) -> None:
                              f"with shapes {shapes}") from None
     else:
         full = arrays[0][1].shape
+    if 0 in full:
+        return
+    if any(shape[k] == 0 for k, _ in arrays):
+        # No index is valid in an empty dim; torch says so even when nothing is read.
+        raise IndexError("index is out of bounds for dimension with size 0")
     for k, a in arrays:
         if a.size and (a.min() < -shape[k] or a.max() >= shape[k]):
             break

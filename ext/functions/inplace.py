@@ -29,6 +29,7 @@ from ..autograd.graph import (
     output_meta,
 )
 from ._builtin import BuiltinFunction, namespace_of, record
+from .pointwise._common import broadcast_error
 
 __all__ = ["ViewInfo", "make_view", "apply_inplace", "refresh_view", "CopySlices",
            "DEFAULT", "NO_GRAD_MODE", "MULTI_OUTPUT", "IN_CUSTOM_FUNCTION"]
@@ -207,6 +208,50 @@ def _saves(node: Node, t: Tensor) -> bool:
     return any(s is t or (isinstance(s, SavedTensor) and s._tensor is t) for s in saved)
 
 
+_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor "
+            "refer to a single memory location. Please clone() the tensor before performing the "
+            "operation.")
+
+
+def check_overlap(t: Tensor, op, inputs) -> None:
+    """torch's refusal of an in-place write whose input partially overlaps the written tensor
+    (the same elements in the same layout, as in ``x.add_(x)``, are fine)."""
+    td = t._data
+    for a in inputs:
+        if type(a) is Tensor and np.may_share_memory(td, a._data) and a._data is not td and \
+                _partial_overlap(td, a._data) and not getattr(op, "reads_inputs_first", False):
+            raise RuntimeError(_OVERLAP)
+
+
+def _partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    # torch's get_overlap_status: only tensors whose elements tile a memory range without gaps
+    # or repeats are compared (others are "too hard" and allowed).
+    if not a.size or not b.size or not _dense(a) or not _dense(b):
+        return False
+    a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    a1, b1 = a0 + a.nbytes, b0 + b.nbytes
+    if a0 == b0 and a1 == b1:
+        return _layout(a) != _layout(b)
+    return a0 < b1 and b0 < a1
+
+
+def _dense(d: np.ndarray) -> bool:
+    if d.flags.c_contiguous or d.flags.f_contiguous:
+        return True
+    expected = d.itemsize
+    for size, stride in sorted((p for p in zip(d.shape, d.strides) if p[0] != 1),
+                               key=lambda p: p[1]):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _layout(d: np.ndarray) -> tuple:
+    # Shape and strides without the size-1 dims, whose strides say nothing.
+    return tuple(p for p in zip(d.shape, d.strides) if p[0] != 1)
+
+
 def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     """Modify ``t`` in place to ``op(t, *args, **kwargs)`` with torch's autograd semantics."""
     requires_grad = t._requires_grad
@@ -216,6 +261,10 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
                 requires_grad = True
                 break
     check_inplace(t, requires_grad)
+    if args:
+        check_overlap(t, op, args)
+    if kwargs:
+        check_overlap(t, op, kwargs.values())
     recording = requires_grad and STATE.grad_enabled and not STATE.inference
     if not recording:
         if not kwargs and len(args) == 1 and not STATE.special and _write_direct(t, op, args[0]):
@@ -268,11 +317,14 @@ def _write_direct(t: Tensor, op, other) -> bool:
     if ufunc is None:
         return False
     d = t._data
+    if d.dtype.kind != "f":
+        # Integer and bool tensors take the general path, which has torch's dtype checks.
+        return False
     od = other._data if type(other) is Tensor else other
     if type(other) is Tensor:
         if od.dtype != d.dtype:
             return False
-    elif type(other) is not float or d.dtype.kind != "f":
+    elif type(other) is not float:
         return False
     try:
         if ufunc is np.true_divide:
@@ -595,16 +647,24 @@ def _filled(x: Tensor, value) -> Tensor:
     return _constant(FillScalar, x, data, (x,), (x, value))
 
 
+# fill_ reads its value before writing, so the value may be an element of the tensor.
+_filled.reads_inputs_first = True
+
+
 def _copied(x: Tensor, src: Tensor) -> Tensor:
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(src).__name__}")
-    try:
-        data = np.broadcast_to(src._data, x._data.shape).astype(x._data.dtype)
-    except ValueError:
-        raise RuntimeError(f"The size of tensor a ({x._data.shape[-1] if x._data.ndim else 1}) "
-                           f"must match the size of tensor b ({src._data.shape[-1]}) at "
-                           "non-singleton dimension 0") from None
+    xd, sd = x._data, src._data
+    if sd.shape != xd.shape:
+        try:
+            shape = np.broadcast_shapes(xd.shape, sd.shape)
+        except ValueError:
+            raise broadcast_error(xd, sd) from None
+        if shape != xd.shape:
+            raise RuntimeError(f"output with shape {list(xd.shape)} doesn't match the broadcast "
+                               f"shape {list(shape)}")
+    data = np.broadcast_to(sd, xd.shape).astype(xd.dtype)
     return _constant(Copy, x, data, (x, src), (x, src))
 
 
@@ -631,6 +691,7 @@ def _augmented(op):
 def methods() -> dict:
     """The in-place Tensor methods, made from the out-of-place ops of ``ext.functions``."""
     from . import pointwise as pw
+    from .reduction import scatter
 
     table = {
         "add_": pw.add, "sub_": pw.sub, "mul_": pw.mul, "div_": pw.div, "pow_": pw.pow,
@@ -641,6 +702,7 @@ def methods() -> dict:
         "round_": pw.round, "sign_": pw.sign, "reciprocal_": pw.reciprocal,
         "log1p_": pw.log1p, "expm1_": pw.expm1, "rsqrt_": pw.rsqrt,
         "nan_to_num_": pw.nan_to_num, "zero_": _zeroed, "fill_": _filled, "copy_": _copied,
+        "scatter_": scatter,
     }
     _DIRECT.update({pw.add: np.add, pw.sub: np.subtract, pw.mul: np.multiply,
                     pw.div: np.true_divide})

@@ -14,6 +14,8 @@ from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._builtin import BuiltinFunction, as_array, namespace_of, record, record_node
+from .indexing import _INTEGERS, _along
+from .shape import wrap_dims
 
 __all__ = ["sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std", "cumsum",
            "argmax", "argmin", "sort", "scatter", "normalize_dims", "return_types"]
@@ -27,12 +29,7 @@ def normalize_dims(dim, ndim: int) -> tuple:
     if not builtins.all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
         raise TypeError(f"received an invalid combination of arguments - got "
                         f"(dim={type(dim).__name__}, )")
-    out = tuple(sorted({_wrap_dim(d, ndim) for d in dims}))
-    if len(out) != len(dims):
-        dup = next(d for d in dims if builtins.sum(
-            _wrap_dim(e, ndim) == _wrap_dim(d, ndim) for e in dims) > 1)
-        raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
-    return out
+    return tuple(sorted(wrap_dims(dims, ndim)))
 
 
 def _axes(dim, ndim: int):
@@ -275,16 +272,26 @@ class ScatterValue(Scatter):
         return scatter(grad, ctx.dim, index, 0.0), None, None, None
 
 
-def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
-    """A copy of ``x`` with ``src`` (a tensor or a number) written at ``index`` along ``dim``."""
-    d = x._data.copy()
+def scatter(x: Tensor, dim: int, index: Tensor, src=None, *, value=None) -> Tensor:
+    """A copy of ``x`` with ``src`` (a tensor or a number, or ``value``) written at ``index``
+    along ``dim``: ``out[index[i][j]][j] = src[i][j]`` for dim 0."""
+    if src is None:
+        src = value
+    d = x._data
     pos = _wrap_dim(dim, d.ndim)
     idx = index._data
-    if type(src) is Tensor:
-        values = src._data[tuple(slice(0, n) for n in idx.shape)]
-    else:
-        values = np.asarray(src, d.dtype)
-    np.put_along_axis(d, idx, values, axis=pos)
+    _check_scatter(d, pos, idx, src)
+    d = d.copy()
+    if idx.size:
+        # A 0-d tensor takes part as a 1-d tensor of one element, as in torch.
+        flat = d.reshape(-1) if not d.ndim else d
+        ix = idx.reshape(-1) if not idx.ndim else idx
+        if type(src) is Tensor:
+            sd = src._data.reshape(-1) if not src._data.ndim else src._data
+            values = sd[tuple(slice(0, n) for n in ix.shape)]
+        else:
+            values = np.asarray(src).astype(d.dtype)
+        flat[_along(ix, pos)] = values
     out = wrap(d)
     if STATE.grad_enabled and d.dtype.kind == "f" and (
             x._requires_grad or (type(src) is Tensor and src._requires_grad)) or STATE.special:
@@ -293,6 +300,39 @@ def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
         else:
             record(ScatterValue, out, (x,), (x, dim, index, src))
     return out
+
+
+def _check_scatter(d: np.ndarray, dim: int, idx: np.ndarray, src) -> None:
+    """torch's checks of scatter's arguments, in torch's order (an empty index writes nothing
+    and skips the checks of shapes)."""
+    if idx.size and idx.dtype not in _INTEGERS:
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    sd = src._data if type(src) is Tensor else None
+    if sd is not None and sd.dtype != d.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if not idx.size:
+        return
+    ndim = builtins.max(idx.ndim, 1)
+    if builtins.max(d.ndim, 1) != ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if sd is not None and builtins.max(sd.ndim, 1) != ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    ishape, xshape = idx.shape or (1,), d.shape or (1,)
+    wrong = builtins.any(k != dim and ishape[k] > xshape[k] for k in range(ndim))
+    if sd is not None:
+        sshape = sd.shape or (1,)
+        wrong = wrong or builtins.any(ishape[k] > sshape[k] for k in range(ndim))
+    if wrong:
+        msg = (f"Expected index {list(idx.shape)} to be no larger than self {list(d.shape)} "
+               f"apart from dimension {dim}")
+        if sd is not None:
+            msg += f" and to be no larger size than src {list(sd.shape)}"
+        raise RuntimeError(msg)
+    size = xshape[dim]
+    bad = (idx < 0) | (idx >= size)
+    if bad.any():
+        raise RuntimeError(f"index {idx[bad].flat[0]} is out of bounds for dimension {dim} with "
+                           f"size {size}")
 
 
 def _scatter_back(grad: Tensor, dim: int, indices: Tensor, sizes: tuple,
@@ -392,7 +432,7 @@ def _extreme(x: Tensor, dim, keepdim: bool, largest: bool):
         return out
     pos = _wrap_dim(dim, d.ndim)
     if d.ndim and d.shape[pos] == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+        raise IndexError(f"{name}(): Expected reduction dim {pos} to have non-zero size.")
     if d.ndim == 0:
         values, indices = wrap(d.copy()), wrap(np.zeros((), np.int64))
     else:
@@ -471,6 +511,11 @@ def _amax_amin(op: type, kernel, x: Tensor, dim, keepdim: bool) -> Tensor:
     if axes is None and d.size == 0:
         raise RuntimeError(f"{kernel.__name__}(): Expected reduction dim to be specified for "
                            "input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
+    if d.size == 0 and d.ndim:
+        for given in _as_dim_tuple(dim):
+            if d.shape[_wrap_dim(given, d.ndim)] == 0:
+                raise IndexError(f"{kernel.__name__}(): Expected reduction dim {given} to have "
+                                 "non-zero size.")
     out = wrap(kernel(d, axis=axes, keepdims=keepdim))
     if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
         record(op, out, (x,), (x, dim, keepdim))
@@ -602,6 +647,11 @@ class Var(BuiltinFunction):
         (x,) = ctx.saved_tensors
         dims, n = _var_dims(x, ctx.dim)
         c = 1 if ctx.correction is None else ctx.correction
+        if n - c <= 0 and (ctx.dim is None or x.ndim == 0):
+            # torch's gradient of a full variance without degrees of freedom is a constant,
+            # 2 / 0 times x - mean: nan where x is its mean, inf elsewhere.
+            ns = namespace_of(x)
+            return ns.where(x == x.mean(), np.nan, np.inf).to(x.dtype), None, None, None
         centred = x - x.mean(dims, keepdim=True)
         return (_expand_back(grad, dims, ctx.keepdim, tuple(x.shape)) * centred *
                 (np.float64(2.0) / (n - c))), None, None, None

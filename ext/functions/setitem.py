@@ -87,6 +87,11 @@ IndexPut._backward_cls._saved_indices = property(_saved_indices)
 
 def index_put(x: Tensor, index, values, accumulate: bool = False) -> Tensor:
     """A copy of ``x`` with ``values`` written (or added) at ``x[index]``."""
+    if type(values) is Tensor and values._data.dtype != x._data.dtype:
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{FROM_NUMPY[x._data.dtype]._short} for the destination and "
+            f"{FROM_NUMPY[values._data.dtype]._short} for the source.")
     positions = _positions(x, index)
     d = x._data.copy()
     src = values._data if type(values) is Tensor else np.asarray(values)
@@ -124,6 +129,14 @@ def setitem(x: Tensor, index, value) -> None:
                             f"ext.{FROM_NUMPY[x._data.dtype]._legacy}")
         # torch writes a number as a 0-d tensor of x's dtype (so the node has an edge for it).
         value = wrap(np.asarray(fill_number(value, x._data.dtype), x._data.dtype))
+    else:
+        shape = value._data.shape
+        if shape and shape[0] == 1:
+            # torch drops the value's leading size-1 dims before writing.
+            k = 0
+            while k < len(shape) and shape[k] == 1:
+                k += 1
+            value = value.view(shape[k:])
     if index is Ellipsis:
         _write_whole(x, value)
         return
@@ -139,23 +152,23 @@ def setitem(x: Tensor, index, value) -> None:
         raise RuntimeError("unsupported operation: some elements of the input tensor and the "
                            "written-to tensor refer to a single memory location. Please clone() "
                            "the tensor before performing the operation.")
+    tensors = [i for i in indices if i is not None]
+    if len(tensors) == 1 and tensors[0]._data.dtype == np.bool_ and value._data.size == 1:
+        # One mask and one value: torch fills, casting the value to x's dtype.
+        value = value.to(x.dtype)
     key = tuple(slice(None) if i is None else i for i in indices)
     apply_inplace(sliced, index_put, key, value)
 
 
 def _write_whole(target: Tensor, value: Tensor) -> None:
-    # torch fills a tensor with a single value (fill_) and copies anything else (copy_).
+    # torch fills a tensor with a single value (fill_) and copies anything else (copy_), expanded
+    # to the target's shape first (so that the expand is in the graph, with expand's errors).
     if value._data.ndim == 0 and target._data.ndim:
         target.fill_(value)
-        return
-    shape = value._data.shape
-    if shape != target._data.shape:
-        # torch expands the value to the target (after dropping leading size-1 dims), so a
-        # mismatch reads as expand's error.
-        while len(shape) > target._data.ndim and shape[0] == 1:
-            shape = shape[1:]
-        value.detach().reshape(shape).expand(target._data.shape)
-    target.copy_(value)
+    elif value._data.shape == target._data.shape:
+        target.copy_(value)
+    else:
+        target.copy_(value.expand(target.shape))
 
 
 def _index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:

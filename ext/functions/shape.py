@@ -454,6 +454,17 @@ class SqueezeAll(BuiltinFunction):
         return grad.reshape(ctx.self_sym_sizes)
 
 
+def wrap_dims(dims, ndim: int) -> tuple:
+    """``dims`` wrapped into range, in their order, with torch's error for a dim named twice."""
+    out = []
+    for d in dims:
+        pos = _wrap_dim(d, ndim)
+        if pos in out:
+            raise RuntimeError(f"dim {pos} appears multiple times in the list of dims")
+        out.append(pos)
+    return tuple(out)
+
+
 def squeeze(x: Tensor, dim: int | None = None, *, _op: type = SqueezeDim) -> Tensor:
     """A view without dims of size 1 (only ``dim``, if given)."""
     d = x._data
@@ -461,8 +472,7 @@ def squeeze(x: Tensor, dim: int | None = None, *, _op: type = SqueezeDim) -> Ten
         return _view(SqueezeAll, x, d.reshape(tuple(s for s in d.shape if s != 1)), ())
     if isinstance(dim, (tuple, list)):
         dims = tuple(dim)
-        axes = tuple(sorted({_wrap_dim(k, d.ndim) for k in dims}))
-        ones = tuple(a for a in axes if d.ndim and d.shape[a] == 1)
+        ones = tuple(sorted(a for a in wrap_dims(dims, d.ndim) if d.ndim and d.shape[a] == 1))
         return _view(SqueezeDims, x, np.squeeze(d, ones) if ones else d.view(), (dims,))
     pos = _wrap_dim(dim, d.ndim)
     data = np.squeeze(d, pos) if d.ndim and d.shape[pos] == 1 else d.view()
@@ -500,8 +510,10 @@ def expand(x: Tensor, *sizes) -> Tensor:
     sizes = _shape_args(sizes, "expand", "size")
     lead = len(sizes) - d.ndim
     if lead < 0:
-        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
-                           f"or equal to the number of dimensions in the tensor ({d.ndim})")
+        raise RuntimeError(f"expand(ext.{FROM_NUMPY[d.dtype]._legacy}{{{list(d.shape)}}}, "
+                           f"size={list(sizes)}): the number of sizes provided ({len(sizes)}) "
+                           f"must be greater or equal to the number of dimensions in the tensor "
+                           f"({d.ndim})")
     for i, s in enumerate(sizes[:lead]):
         if s < 0:
             raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "

@@ -23,6 +23,7 @@ from .logical import (
     gt,
     isclose,
     isfinite,
+    invert,
     isinf,
     isnan,
     le,
@@ -103,7 +104,7 @@ METHODS = {
     "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
     "__and__": bitwise_and, "__or__": bitwise_or, "__xor__": bitwise_xor,
     "__rand__": bitwise_and, "__ror__": bitwise_or, "__rxor__": bitwise_xor,
-    "__invert__": bitwise_not,
+    "__invert__": invert,
     "nan_to_num": nan_to_num, "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
     "equal": equal, "allclose": allclose, "isclose": isclose, "where": _where_method,
 }

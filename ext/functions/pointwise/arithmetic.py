@@ -9,7 +9,7 @@ import numpy as np
 from ... import _dtype
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
-from .._builtin import BuiltinFunction, record
+from .._builtin import BuiltinFunction, namespace_of, record
 from ._common import apply, edge, operands, recording, unary
 from .logical import logical_and
 from .selection import where
@@ -42,7 +42,9 @@ class Add(BuiltinFunction):
 def add(a, b, *, alpha=1) -> Tensor:
     """a + alpha * b, with broadcasting and type promotion."""
     ad, bd = operands(a, b, "add")
-    out = wrap(apply(np.add, ad, bd if alpha == 1 else bd * alpha))
+    if alpha != 1 or type(alpha) is not int:
+        bd = _times_alpha(ad, bd, alpha)
+    out = wrap(apply(np.add, ad, bd))
     if recording(a, b) or STATE.special:
         record(Add, out, (a, edge(b)), (a, b, alpha))
     return out
@@ -73,14 +75,43 @@ class Sub(BuiltinFunction):
 
 def sub(a, b, *, alpha=1) -> Tensor:
     """a - alpha * b."""
-    if type(a) is Tensor and a._data.dtype == np.bool_:
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                           "supported. Use the `^` or `logical_xor()` operator instead.")
     ad, bd = operands(a, b, "sub")
-    out = wrap(apply(np.subtract, ad, bd if alpha == 1 else bd * alpha))
+    if a._data.dtype == np.bool_ or type(b) is bool or \
+            type(b) is Tensor and b._data.dtype == np.bool_:
+        _bool_sub_error(a, b)
+    if alpha != 1 or type(alpha) is not int:
+        bd = _times_alpha(ad, bd, alpha)
+    out = wrap(apply(np.subtract, ad, bd))
     if recording(a, b) or STATE.special:
         record(Sub, out, (a, edge(b)), (a, b, alpha))
     return out
+
+
+def _bool_sub_error(a: Tensor, b) -> None:
+    """torch refuses subtraction with bool operands (a Python bool counts as one)."""
+    a_bool = a._data.dtype == np.bool_
+    b_bool = type(b) is bool or type(b) is Tensor and b._data.dtype == np.bool_
+    if a_bool and b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if a_bool or b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
+def _times_alpha(ad: np.ndarray, bd, alpha):
+    """alpha * bd in the result dtype (that of ``ad``), after torch's checks of alpha."""
+    kind = ad.dtype.kind
+    if type(alpha) is bool and kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if kind not in "fc" and isinstance(alpha, float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if kind == "b":
+        # A bool result takes alpha as a bool: True + 2 * True is True.
+        return np.logical_and(bd, bool(alpha))
+    return bd * alpha
 
 
 class Rsub(BuiltinFunction):
@@ -103,12 +134,47 @@ class Rsub(BuiltinFunction):
         return (-grad if ctx.alpha == 1 else grad * -ctx.alpha), None, None
 
 
+class RsubTensor(BuiltinFunction):
+    """other - alpha * x for a tensor ``other`` (``ext.rsub(x, other)``)."""
+
+    node_name = "RsubBackward0"
+    saved_attrs = ("alpha",)
+    tensor_positions = (0, 1)
+
+    @staticmethod
+    def forward(x, other, alpha=1):
+        return namespace_of(x).rsub(x, other, alpha=alpha)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.alpha = inputs[2]
+
+    @staticmethod
+    def backward(ctx, grad):
+        gx = None
+        if ctx.needs_input_grad[0]:
+            gx = -grad if ctx.alpha == 1 else grad * -ctx.alpha
+        return gx, grad if ctx.needs_input_grad[1] else None, None
+
+
 def rsub(x: Tensor, other, alpha=1) -> Tensor:
     """other - alpha * x."""
     if type(other) is Tensor:
-        return sub(other, x, alpha=alpha)
+        od, xd = operands(other, x, "rsub")
+        if other._data.dtype == np.bool_ or x._data.dtype == np.bool_:
+            _bool_sub_error(other, x)
+        if alpha != 1 or type(alpha) is not int:
+            xd = _times_alpha(od, xd, alpha)
+        out = wrap(apply(np.subtract, od, xd))
+        if recording(x, other) or STATE.special:
+            record(RsubTensor, out, (x, other), (x, other, alpha))
+        return out
     xd, od = operands(x, other, "rsub")
-    out = wrap(od - (xd if alpha == 1 else xd * alpha))
+    if x._data.dtype == np.bool_ or type(other) is bool:
+        _bool_sub_error(x, other)
+    if alpha != 1 or type(alpha) is not int:
+        xd = _times_alpha(xd, xd, alpha)
+    out = wrap(od - xd)
     if recording(x, None) or STATE.special:
         record(Rsub, out, (x,), (x, other, alpha))
     return out
@@ -168,8 +234,9 @@ class Div(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
+        # -grad * (a / b) / b, not a / (b * b): its derivative at b = inf is 0, not inf * 0.
         return (grad / b if ctx.needs_input_grad[0] else None,
-                -grad * a / (b * b) if ctx.needs_input_grad[1] else None)
+                -grad * (a / b / b) if ctx.needs_input_grad[1] else None)
 
 
 def div(a, b) -> Tensor:
@@ -299,7 +366,12 @@ class PowScalarTensor(BuiltinFunction):
         base = ctx.self
         if base == 0:
             return None, where(y >= 0, grad * 0, grad * result * -math.inf)
-        return None, grad * result * math.log(base)
+        return None, grad * result * log_of_base(base)
+
+
+def log_of_base(base) -> float:
+    """log of a number base, nan for a negative one (c^y * log(c) is nan there, as in torch)."""
+    return math.log(base) if base > 0 else math.nan
 
 
 def _masked_log_term(scaled: Tensor, x: Tensor, y: Tensor) -> Tensor:
@@ -317,12 +389,7 @@ def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
     if type(exponent) is Tensor:
         xd, ed = operands(x, exponent, "pow")
         with np.errstate(divide="ignore", invalid="ignore"):
-            if xd.dtype.kind in "iu" and (ed < 0).any():
-                # Integer powers truncate toward zero: 2 ** -1 is 0, (-1) ** -1 is -1.
-                out = wrap(np.trunc(apply(np.power, xd.astype(np.float64), ed))
-                                    .astype(xd.dtype))
-            else:
-                out = wrap(apply(np.power, xd, ed))
+            out = wrap(apply(_int_power if xd.dtype.kind in "iu" else np.power, xd, ed))
         if recording(x, exponent) or STATE.special:
             record(PowTensorTensor, out, (x, exponent), (x, exponent))
         return out
@@ -342,9 +409,21 @@ def rpow(x: Tensor, base) -> Tensor:
         return pow(base, x)
     xd, b = operands(x, base, "pow")
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = wrap(np.power(b, xd))
+        out = wrap(_int_power(b, xd) if xd.dtype.kind in "iu" else np.power(b, xd))
     if recording(x, None) or STATE.special:
         record(PowScalarTensor, out, (x,), (base, x))
     return out
 
 
+
+
+def _int_power(base, exp: np.ndarray) -> np.ndarray:
+    """Integer base ** integer exponent as torch computes it: a negative exponent gives 0, except
+    for base 1 (1) and base -1 (1 or -1 by the exponent's parity). NumPy refuses negative integer
+    exponents, so those places are filled in apart."""
+    neg = exp < 0
+    if not neg.any():
+        return np.power(base, exp)
+    out = np.power(base, np.where(neg, 0, exp))
+    small = np.where(base == -1, 1 - 2 * (exp & 1), base == 1)
+    return np.where(neg, small, out).astype(out.dtype, copy=False)

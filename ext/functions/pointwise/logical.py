@@ -55,6 +55,8 @@ def _bitwise(kernel, name: str, symbol: str):
             b = wrap(np.asarray(b))
         ad, bd = binary_operands(a, b)
         if ad.dtype.kind == "f":
+            # torch checks the shapes before the dtype.
+            apply(np.broadcast_arrays, ad, bd)
             raise NotImplementedError(f'"{name}_cpu" not implemented for '
                                       f"'{_dtype.FROM_NUMPY[ad.dtype]._short}'")
         return wrap(apply(kernel, ad, bd))
@@ -73,9 +75,18 @@ def bitwise_not(x: Tensor) -> Tensor:
     """Elementwise ``~``: logical not of bools, bitwise not of integers."""
     d = x._data
     if d.dtype.kind == "f":
+        raise NotImplementedError('"bitwise_not_cpu" not implemented for '
+                                  f"'{_dtype.FROM_NUMPY[d.dtype]._short}'")
+    return wrap(np.invert(d))
+
+
+def invert(x: Tensor) -> Tensor:
+    """``~x``: ``bitwise_not``, which the operator refuses for floating tensors with a
+    TypeError."""
+    if x._data.dtype.kind == "f":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors")
-    return wrap(np.invert(d))
+    return wrap(np.invert(x._data))
 
 
 eq = _compare(np.equal, "eq")
@@ -142,17 +153,20 @@ def equal(a: Tensor, b: Tensor) -> bool:
 def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
     """True if |a - b| <= atol + rtol * |b| everywhere (broadcasting)."""
-    if a._data.dtype != b._data.dtype:
-        raise RuntimeError(f"{_dtype.FROM_NUMPY[a._data.dtype]._short} did not match "
-                           f"{_dtype.FROM_NUMPY[b._data.dtype]._short}")
-    return bool(np.all(apply(lambda u, v: np.isclose(u, v, rtol=rtol, atol=atol,
-                                                      equal_nan=equal_nan), a._data, b._data)))
+    return bool(isclose(a, b, rtol, atol, equal_nan)._data.all())
 
 
 def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
-    """Where |a - b| <= atol + rtol * |b| (a bool tensor)."""
-    ad, bd = binary_operands(a, b)
-    return wrap(np.isclose(ad, bd, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    """Where |a - b| <= atol + rtol * |b| (a bool tensor); both must have the same dtype."""
+    for i, (name, t) in enumerate((("input", a), ("other", b))):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"isclose(): argument '{name}' (position {i + 1}) must be Tensor, "
+                            f"not {type(t).__name__}")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"{_dtype.FROM_NUMPY[a._data.dtype]._short} did not match "
+                           f"{_dtype.FROM_NUMPY[b._data.dtype]._short}")
+    return wrap(apply(lambda u, v: np.isclose(u, v, rtol=rtol, atol=atol, equal_nan=equal_nan),
+                      a._data, b._data))
 
 

@@ -71,14 +71,15 @@ class ClampTensor(BuiltinFunction):
         if ctx.needs_input_grad[1]:
             low = x < lo
             if hi is not None:
-                low = logical_and(low, lo <= hi)
+                # min gets the gradient only where it is strictly below max (torch's rule).
+                low = logical_and(low, lo < hi)
             glo = where(low, grad, 0.0)
         if ctx.needs_input_grad[2]:
-            below = x > hi
+            above = x > hi
             if lo is not None:
                 # Where min > max the result is max, whatever x is.
-                below = logical_or(below, lo > hi)
-            ghi = where(below, grad, 0.0)
+                above = logical_or(above, hi < lo)
+            ghi = where(above, grad, 0.0)
         return gx, glo, ghi
 
 
@@ -198,10 +199,11 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch's name
         lo, hi = _bound(min, x), _bound(max, x)
         d = x._data
         dt = _dtype.FROM_NUMPY[d.dtype]
-        for b in (lo, hi):
+        # Paired by position, not identity: min and max may be the same tensor object.
+        for b, kernel in ((lo, np.maximum), (hi, np.minimum)):
             if b is not None:
                 dt = _dtype.result_type(dt, d.ndim, b.dtype, b._data.ndim)
-                d = apply(np.maximum if b is lo else np.minimum, d, b._data)
+                d = apply(kernel, d, b._data)
         out = wrap(np.asarray(d, dt._np))
         if STATE.grad_enabled and out._data.dtype.kind == "f" and any(
                 type(t) is Tensor and t._requires_grad for t in (x, lo, hi)) or STATE.special:
@@ -264,7 +266,7 @@ class Maximum(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return _tie_split(grad, a, b, a > b), _tie_split(grad, a, b, a < b)
+        return _tie_split(grad, a, b, a < b), _tie_split(grad, a, b, a > b)
 
 
 class Minimum(Maximum):
@@ -279,11 +281,13 @@ class Minimum(Maximum):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return _tie_split(grad, a, b, a < b), _tie_split(grad, a, b, a > b)
+        return _tie_split(grad, a, b, a > b), _tie_split(grad, a, b, a < b)
 
 
-def _tie_split(grad: Tensor, a: Tensor, b: Tensor, wins: Tensor) -> Tensor:
-    return where(wins, grad, where(a == b, grad / 2, 0.0))
+def _tie_split(grad: Tensor, a: Tensor, b: Tensor, loses: Tensor) -> Tensor:
+    # Zero only where the operand loses: at a nan, which neither wins nor loses, both operands
+    # get the gradient (torch's rule).
+    return where(loses, 0.0, where(a == b, grad / 2, grad))
 
 
 def _extremum(op: type, kernel, a, b) -> Tensor:

@@ -56,6 +56,8 @@ class Abs(SavesInput):
 
 def abs(x: Tensor) -> Tensor:  # noqa: A001 - torch's name
     """|x|."""
+    if type(x) is Tensor:
+        not_for(x, "b", "abs")
     return unary(Abs, x, np.abs)
 
 
@@ -75,8 +77,13 @@ class Sign(UnaryFunction):
 
 
 def sign(x: Tensor) -> Tensor:
-    """-1, 0 or 1 by the sign of each element."""
-    return unary(Sign, x, np.copy if x._data.dtype == np.bool_ else np.sign)
+    """-1, 0 or 1 by the sign of each element (0 for nan, as in torch)."""
+    kind = x._data.dtype.kind
+    return unary(Sign, x, np.copy if kind == "b" else _sign_float if kind == "f" else np.sign)
+
+
+def _sign_float(d):
+    return np.where(np.isnan(d), np.zeros((), d.dtype), np.sign(d))
 
 
 class Exp(SavesResult):
@@ -214,7 +221,7 @@ class ThresholdBackward(BuiltinFunction):
 
     @staticmethod
     def forward(grad, y, threshold):
-        return namespace_of(grad).where(y > threshold, grad, 0.0)
+        return namespace_of(grad).where(y <= threshold, 0.0, grad)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -228,8 +235,9 @@ class ThresholdBackward(BuiltinFunction):
 
 
 def threshold_backward(grad: Tensor, y: Tensor, threshold) -> Tensor:
-    """grad where ``y`` > threshold, else 0 (NaN in grad elsewhere does not leak through)."""
-    d = np.where(y._data > threshold, grad._data, np.zeros((), grad._data.dtype))
+    """0 where ``y`` <= threshold, else grad: a nan ``y`` passes the gradient, as in torch (and
+    a NaN in grad where y <= threshold does not leak through)."""
+    d = np.where(y._data <= threshold, np.zeros((), grad._data.dtype), grad._data)
     out = wrap(d.astype(grad._data.dtype, copy=False))
     if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
         record(ThresholdBackward, out, (grad, y), (grad, y, threshold))
@@ -238,11 +246,13 @@ def threshold_backward(grad: Tensor, y: Tensor, threshold) -> Tensor:
 
 def relu(x: Tensor) -> Tensor:
     """max(x, 0)."""
+    if type(x) is Tensor and x._data.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
     return unary(Relu, x, _relu_kernel)
 
 
 def _relu_kernel(d):
-    return np.maximum(d, 0, dtype=d.dtype) if d.dtype != np.bool_ else d.copy()
+    return np.maximum(d, 0, dtype=d.dtype)
 
 
 class Sqrt(SavesResult):
@@ -366,10 +376,10 @@ class RoundDecimals(_PiecewiseConstant):
 
 def round(x: Tensor, *, decimals: int | None = None) -> Tensor:  # noqa: A001 - torch's name
     """Round to the nearest integer (half to even), or to ``decimals`` places."""
-    not_for(x, "b", "round")
     if decimals is None:
+        not_for(x, "b", "round_vml")
         return unary(Round, x, np.round)
-    not_for(x, "iu", "round")
+    not_for(x, "biu", "round")
     d = x._data
     out = wrap(np.round(d, decimals))
     if recording(x, None) and d.dtype.kind == "f" or STATE.special:
@@ -386,7 +396,7 @@ class Floor(_PiecewiseConstant):
 
 def floor(x: Tensor) -> Tensor:
     """Round down."""
-    not_for(x, "b", "floor")
+    not_for(x, "b", "floor_vml")
     return unary(Floor, x, np.floor)
 
 
@@ -399,7 +409,7 @@ class Ceil(_PiecewiseConstant):
 
 def ceil(x: Tensor) -> Tensor:
     """Round up."""
-    not_for(x, "b", "ceil")
+    not_for(x, "b", "ceil_vml")
     return unary(Ceil, x, np.ceil)
 
 
