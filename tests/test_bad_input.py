@@ -512,6 +512,20 @@ CALLS = [
      ValueError, 'gradcheck expects at least one input tensor to require gradient, but none of'),
     ("gradcheck_str_input", lambda T: T.autograd.gradcheck(lambda x: x, ("a",)),
      ValueError, 'gradcheck expects at least one input tensor to require gradient, but none of'),
+    ("logical_or_method_number", lambda T: T.tensor([True]).logical_or(2),
+     TypeError, "logical_or(): argument 'other' (position 1) must be Tensor, not int"),
+    ("logical_and_number", lambda T: T.logical_and(T.tensor([True]), 1),
+     TypeError, "logical_and(): argument 'other' (position 2) must be Tensor, not int"),
+    ("logical_xor_method_float", lambda T: T.tensor([True]).logical_xor(1.0),
+     TypeError, "logical_xor(): argument 'other' (position 1) must be Tensor, not float"),
+    ("float_or_bool_tensor", lambda T: 0.5 | T.tensor([True]),
+     NotImplementedError, "\"bitwise_or_cpu\" not implemented for 'Float'"),
+    ("bool_tensor_and_float", lambda T: T.tensor([True]) & 0.5,
+     NotImplementedError, "\"bitwise_and_cpu\" not implemented for 'Float'"),
+    ("index_put__number_values", lambda T: T.ones(2).index_put_((T.tensor([0]),), 2.0),
+     TypeError, "index_put_(): argument 'values' (position 2) must be Tensor, not float"),
+    ("index_put_number_values", lambda T: T.ones(2).index_put((T.tensor([0]),), 2.0),
+     TypeError, "index_put(): argument 'values' (position 2) must be Tensor, not float"),
 ]
 
 

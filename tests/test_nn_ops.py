@@ -498,3 +498,47 @@ def test_op_pieces_are_tensor_api(T, rng, name):
     fd = (to_np(native(F, shifted[0])) - to_np(native(F, shifted[1]))) / (2 * h)
     if name != "Embedding":  # padding and frequency scaling only change backward
         np.testing.assert_allclose(jvp, fd, rtol=1e-6, atol=1e-8)
+
+
+def _layer_norm_grads(T, rng):
+    return _layer_norm_grads_at(T, rng, rng.normal(size=(2, 3)))
+
+
+def test_layer_norm_gradients_with_create_graph_come_from_one_node(T, rng):
+    _, (gx, gw, gb) = _layer_norm_grads(T, rng)
+    assert type(gx.grad_fn).__name__ == "NativeLayerNormBackwardBackward0"
+    assert gx.grad_fn is gw.grad_fn is gb.grad_fn
+    assert gb.requires_grad  # an output of a node whose inputs require grad
+
+
+@pytest.mark.ext_only
+def test_layer_norm_third_derivative_matches_finite_differences(rng):
+    """torch 2.13's third derivative of layer_norm differs from finite differences; ext's
+    (a composite recomputed at every order) agrees with them."""
+    import ext
+
+    base = rng.normal(size=(2, 3))
+
+    def second(X):
+        rs = np.random.default_rng(1)
+        (x, w), (gx, gw, _) = _layer_norm_grads_at(ext, rs, X)
+        h = ext.autograd.grad((gx ** 2).sum() + (gw ** 3).sum(), [x, w], create_graph=True)
+        return x, (h[0] ** 2).sum() + h[1].sum()
+
+    x, f = second(base)
+    (third,) = ext.autograd.grad(f, [x])
+    numeric = np.zeros_like(base)
+    for i in np.ndindex(base.shape):
+        e = np.zeros_like(base)
+        e[i] = 1e-6
+        numeric[i] = (second(base + e)[1].item() - second(base - e)[1].item()) / 2e-6
+    np.testing.assert_allclose(third.numpy(), numeric, rtol=1e-5)
+
+
+def _layer_norm_grads_at(T, rng, X):
+    x = T.tensor(X, requires_grad=True)
+    w = T.tensor(rng.normal(size=3), requires_grad=True)
+    b = T.tensor(rng.normal(size=3), requires_grad=True)
+    y = T.nn.functional.layer_norm(x, (3,), w, b)
+    up = T.tensor(rng.normal(size=(2, 3)))
+    return (x, w), T.autograd.grad((y * up).sum(), [x, w, b], create_graph=True)

@@ -381,3 +381,17 @@ def test_squeeze_refuses_a_dim_named_twice(T, shape, dims, named):
     x = T.ones(shape)
     with pytest.raises(RuntimeError, match=f"dim {named} appears multiple times in the list"):
         x.squeeze(dims)
+
+
+def test_a_view_of_an_inference_tensor_does_not_require_grad(T):
+    with T.inference_mode():
+        x = T.ones(2, 2, requires_grad=True)
+        v = x.view(4)
+        assert not v.requires_grad and v.is_inference()
+
+
+def test_a_view_made_in_inference_mode_of_a_normal_tensor_requires_grad(T):
+    y = T.ones(3, requires_grad=True) * 1
+    with T.inference_mode():
+        v = y[:1]
+    assert v.requires_grad and not v.is_inference() and v.grad_fn is None

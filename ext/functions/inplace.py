@@ -71,12 +71,13 @@ def make_view(out: Tensor, x: Tensor, creation: int = DEFAULT, op: str = "") -> 
     elif creation == DEFAULT and info is not None:
         creation = info.creation
     out._view = ViewInfo(base, creation, 0 if vc is False else vc[0], op)
+    if vc is False:
+        return out  # a view of an inference tensor is one too, and never requires grad
     if x._requires_grad:
         if grad_mode and not STATE.inference:
             return out  # its op records a node for it
         out._requires_grad = True
-    if vc is not False:
-        follow_base_requires_grad(out, vc)
+    follow_base_requires_grad(out, vc)
     return out
 
 

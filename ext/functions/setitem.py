@@ -171,13 +171,21 @@ def _write_whole(target: Tensor, value: Tensor) -> None:
         target.copy_(value.expand(target.shape))
 
 
+def _check_values(values, name: str) -> None:
+    if not isinstance(values, Tensor):
+        raise TypeError(f"{name}(): argument 'values' (position 2) must be Tensor, not "
+                        f"{type(values).__name__}")
+
+
 def _index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """In-place ``index_put``: ``x[indices] = values`` (or ``+=`` with ``accumulate``)."""
+    _check_values(values, "index_put_")
     return apply_inplace(x, index_put, tuple(indices), values, accumulate)
 
 
 def _index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """``x`` with ``values`` written at ``indices`` (a copy)."""
+    _check_values(values, "index_put")
     return index_put(x, tuple(indices), values, accumulate)
 
 

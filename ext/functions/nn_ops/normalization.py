@@ -10,7 +10,7 @@ from ..._tensor import Tensor, wrap
 from .._builtin import BuiltinFunction, namespace_of, record_node
 from ._common import check_tensor, float_kernel
 
-__all__ = ["layer_norm"]
+__all__ = ["layer_norm", "layer_norm_backward"]
 
 
 def _norm_dims(ndim: int, normalized_shape: tuple) -> tuple:
@@ -67,20 +67,17 @@ class NativeLayerNorm(BuiltinFunction):
         dims = _norm_dims(x.dim(), ctx.normalized_shape)
         batch = tuple(range(dims[0]))
         needs = ctx.needs_input_grad
-        if type(grad) is Tensor and not STATE.grad_enabled:
-            return _layer_norm_backward_kernel(grad._data, x._data, mean._data, rstd._data,
-                                               weight, dims, batch, needs)
-        xhat, rstd = _normalized(x, dims, ctx.eps)
-        gx = gw = gb = None
-        if needs[0]:
-            g = grad if weight is None else grad * weight
-            gx = (g - g.mean(dims, keepdim=True)
-                  - xhat * (g * xhat).mean(dims, keepdim=True)) * rstd
-        if weight is not None and needs[2]:
-            gw = _sum_to_param(grad * xhat, batch)
-        if bias is not None and needs[3]:
-            gb = _sum_to_param(grad, batch)
-        return gx, None, gw, gb, None
+        if type(grad) is Tensor and STATE.fw_level is None:
+            if not STATE.grad_enabled:
+                return _layer_norm_backward_kernel(grad._data, x._data, mean._data, rstd._data,
+                                                   weight, dims, batch, needs)
+            # With create_graph the three gradients come from one differentiable op, as torch's
+            # native_layer_norm_backward (so each requires grad when any of its inputs does).
+            # Under forward AD the composite formula below runs instead: its ops carry tangents.
+            gx, gw, gb = layer_norm_backward(grad, x, mean, rstd, weight, ctx.normalized_shape,
+                                             ctx.eps, (needs[0], needs[2], needs[3]))
+            return gx, None, gw, gb, None
+        return (*_composite_backward(grad, x, weight, bias, dims, ctx.eps, needs), None)
 
     @staticmethod
     def jvp(args, out, tangents):
@@ -97,6 +94,81 @@ class NativeLayerNorm(BuiltinFunction):
             if term is not None:
                 result = term if result is None else result + term
         return result
+
+
+def _composite_backward(grad, x, weight, bias, dims: tuple, eps: float, needs: tuple) -> tuple:
+    """layer_norm's gradients (x, None, weight, bias) in tensor ops, recomputing the statistics
+    from x so that they can be differentiated again."""
+    batch = tuple(range(dims[0]))
+    xhat, rstd = _normalized(x, dims, eps)
+    gx = gw = gb = None
+    if needs[0]:
+        g = grad if weight is None else grad * weight
+        gx = (g - g.mean(dims, keepdim=True)
+              - xhat * (g * xhat).mean(dims, keepdim=True)) * rstd
+    if weight is not None and needs[2]:
+        gw = _sum_to_param(grad * xhat, batch)
+    if bias is not None and needs[3]:
+        gb = _sum_to_param(grad, batch)
+    return gx, None, gw, gb
+
+
+class NativeLayerNormBackward(BuiltinFunction):
+    """layer_norm's backward as one op: (grad, x, weight) to the gradients of x, weight and
+    bias. Its own backward differentiates the composite formula, recomputed from its inputs."""
+
+    node_name = "NativeLayerNormBackwardBackward0"
+    ctx_attrs = ("normalized_shape", "eps", "outputs_needed", "has_bias")
+    tensor_positions = (0, 1, 4)
+
+    @staticmethod
+    def forward(grad, x, mean, rstd, weight, normalized_shape, eps, outputs_needed):
+        return layer_norm_backward(grad, x, mean, rstd, weight, normalized_shape, eps,
+                                   outputs_needed)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        grad, x, _, _, weight, ctx.normalized_shape, ctx.eps, ctx.outputs_needed = inputs
+        ctx.save_for_backward(grad, x, weight)
+
+    @staticmethod
+    def backward(ctx, ggx, ggw, ggb):
+        grad, x, weight = ctx.saved_tensors
+        ns = namespace_of(grad)
+        dims = _norm_dims(x.dim(), ctx.normalized_shape)
+        leaves = [t for t, need in zip((grad, x, weight), (ctx.needs_input_grad[0],
+                                                           ctx.needs_input_grad[1],
+                                                           ctx.needs_input_grad[4])) if need]
+        with ns.enable_grad():
+            gx, _, gw, gb = _composite_backward(grad, x, weight, True, dims, ctx.eps,
+                                                (True, None, weight is not None, True))
+        pairs = [(o, g) for o, g in zip((gx, gw, gb), (ggx, ggw, ggb))
+                 if o is not None and g is not None and o.requires_grad]
+        found = iter(ns.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs],
+                                      create_graph=ns.is_grad_enabled(), allow_unused=True)
+                     if pairs and leaves else [None] * len(leaves))
+        dgrad = next(found) if ctx.needs_input_grad[0] else None
+        dx = next(found) if ctx.needs_input_grad[1] else None
+        dw = next(found) if ctx.needs_input_grad[4] else None
+        return dgrad, dx, None, None, dw, None, None, None
+
+
+def layer_norm_backward(grad: Tensor, x: Tensor, mean: Tensor, rstd: Tensor, weight,
+                        normalized_shape: tuple, eps: float, outputs_needed: tuple) -> tuple:
+    """The gradients of x, weight and bias of layer_norm for ``grad`` (None where not needed),
+    recorded as one node when an input requires grad."""
+    dims = _norm_dims(x._data.ndim, normalized_shape)
+    batch = tuple(range(dims[0]))
+    gx, _, gw, gb, _ = _layer_norm_backward_kernel(
+        grad._data, x._data, mean._data, rstd._data, weight, dims, batch,
+        (outputs_needed[0], None, outputs_needed[1] and weight is not None, outputs_needed[2]))
+    outs = (gx, gw, gb)
+    if STATE.grad_enabled and (grad._requires_grad or x._requires_grad or (
+            weight is not None and weight._requires_grad)) or STATE.special:
+        record_node(NativeLayerNormBackward, outs, (grad, x, weight),
+                    (grad, x, mean, rstd, weight, tuple(normalized_shape), eps, outputs_needed),
+                    result=outs)
+    return outs
 
 
 def _layer_norm_backward_kernel(g, x, mean, rstd, weight, dims, batch, needs) -> tuple:

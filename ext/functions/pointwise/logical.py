@@ -24,10 +24,12 @@ def _compare(kernel, name: str):
     return compare
 
 
-def _logical(kernel, name: str):
+def _logical(kernel, name: str, position: int = 2):
+    # ``position``: where torch's message counts ``other`` (1 for the method, 2 for ext.<name>).
     def logical(a, b) -> Tensor:
-        if type(b) is not Tensor:
-            b = wrap(np.asarray(b))
+        if not isinstance(b, Tensor):
+            raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, "
+                            f"not {type(b).__name__}")
         return wrap(apply(kernel, a._data, b._data))
 
     logical.__name__ = name
@@ -38,6 +40,9 @@ def _logical(kernel, name: str):
 logical_and = _logical(np.logical_and, "logical_and")
 logical_or = _logical(np.logical_or, "logical_or")
 logical_xor = _logical(np.logical_xor, "logical_xor")
+LOGICAL_METHODS = {name: _logical(kernel, name, 1) for name, kernel in (
+    ("logical_and", np.logical_and), ("logical_or", np.logical_or),
+    ("logical_xor", np.logical_xor))}
 
 
 def logical_not(x: Tensor) -> Tensor:
@@ -50,9 +55,10 @@ def _bitwise(kernel, name: str, symbol: str):
         if type(a) is not Tensor:
             return NotImplemented
         if type(b) is not Tensor:
-            if not isinstance(b, (bool, int)):
+            if not isinstance(b, (bool, int, float)):
                 return NotImplemented
-            b = wrap(np.asarray(b))
+            if not isinstance(b, float):
+                b = wrap(np.asarray(b))
         ad, bd = binary_operands(a, b)
         if ad.dtype.kind == "f":
             # torch checks the shapes before the dtype.
