@@ -22,7 +22,7 @@ test: $(STAMP)
 
 # 10,000 seeded programs on ext and torch under every grad mode; reports, exits 1 on a mismatch.
 fuzz: $(STAMP)
-	cd tests && ../$(BIN)/python fuzz_deep.py 10000
+	PYTHONPATH=tests $(BIN)/python -m fuzz_deep 10000
 
 lint: $(STAMP)
 	$(BIN)/ruff check ext tests benchmarks

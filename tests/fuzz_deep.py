@@ -10,7 +10,9 @@ forward-AD tangents. torch is the oracle: the first differing observation is a m
 with the program as Python source over ``T`` (pasteable as a repro), shrunk by deleting
 statements while the same mismatch remains.
 
-usage: python tests/fuzz_deep.py [COUNT] [--start SEED] [--jobs N] [--no-shrink] [--modes M,..]
+usage (from the project root):
+    PYTHONPATH=tests python -m fuzz_deep [COUNT] [--start SEED] [--jobs N] [--no-shrink]
+                                         [--modes M,...] [--show N]
 
 Prints the wall time, how many observations of each kind were compared, the mismatches grouped
 by signature (one shrunk repro each), and the coverage as (op, mode, dtype) triples. Exit status
@@ -21,12 +23,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import multiprocessing
 import signal
 import sys
 import time
 import warnings
 from collections import Counter, defaultdict
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
@@ -342,23 +345,16 @@ def compare(prog: Program, mode: str, stats: Counter | None = None) -> Finding |
     return None
 
 
-def check(prog: Program, modes=MODES, stats=None, coverage=None) -> list[Finding]:
-    """Every mode's first difference (none when ext agrees with torch throughout)."""
-    found = []
+def first_finding(prog: Program, modes=MODES, stats=None, coverage=None) -> Finding | None:
+    """The first mode's first difference (None when ext agrees with torch in every mode);
+    the modes after a mismatching one are not run."""
     for mode in modes:
         f = compare(prog, mode, stats)
         if coverage is not None:
-            for st in prog.stmts:
-                coverage.add((st.op, mode, st.dtype))
+            coverage.update((st.op, mode, st.dtype) for st in prog.stmts)
         if f is not None:
-            found.append(f)
-    return found
-
-
-def first_finding(prog: Program, modes=MODES, stats=None, coverage=None) -> Finding | None:
-    """The mismatch reported for a program: plain mode's if any, else the first mode's."""
-    found = check(prog, modes, stats, coverage)
-    return found[0] if found else None
+            return f
+    return None
 
 
 def shrink(f: Finding, budget: float = 30.0) -> Finding:
@@ -405,18 +401,35 @@ def _alarm(signum, frame):
     raise ProgramTimeout
 
 
-def run_seed(seed: int, modes=MODES) -> dict:
-    """Draw and check the program of ``seed``; never raises (a harness failure is a result)."""
+def program_of(seed: int, removed=()) -> Program:
+    """The program of ``seed`` without the statements at indices ``removed``."""
+    prog = draw_program(seed)
+    return prog.with_stmts(st for i, st in enumerate(prog.stmts) if i not in removed)
+
+
+def run_seed(seed: int, modes=MODES, depth=3) -> dict:
+    """Draw and check the program of ``seed``; never raises (a harness failure is a result).
+
+    After a mismatch the statement it showed at is deleted and the program checked again, up to
+    ``depth`` mismatches: a common mismatch does not hide the rarer ones behind it."""
     stats: Counter = Counter()
     coverage: set = set()
-    out = {"seed": seed, "stats": stats, "coverage": coverage, "finding": None, "error": None}
+    out = {"seed": seed, "stats": stats, "coverage": coverage, "findings": [], "error": None}
     old = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(TIMEOUT)
+    signal.alarm(TIMEOUT * depth)
     try:
         prog = draw_program(seed)
-        f = first_finding(prog, modes, stats, coverage)
-        if f is not None:
-            out["finding"] = (f.signature, f.mode, len(prog.stmts))
+        alive = list(range(len(prog.stmts)))  # original indices of the statements kept
+        for k in range(depth):
+            f = first_finding(prog, modes, None if k else stats, None if k else coverage)
+            if f is None:
+                break
+            removed = tuple(i for i in range(max(alive) + 1) if i not in alive)
+            out["findings"].append((f.signature, f.mode, len(prog.stmts), removed))
+            if f.stmt >= len(prog.stmts):
+                break
+            del alive[f.stmt]
+            prog = prog.with_stmts(st for i, st in enumerate(prog.stmts) if i != f.stmt)
     except ProgramTimeout:
         out["error"] = "timeout"
     except BaseException as e:  # noqa: BLE001 - the run goes on, the failure is reported
@@ -427,37 +440,65 @@ def run_seed(seed: int, modes=MODES) -> dict:
     return out
 
 
-def run_chunk(seeds, modes) -> list[dict]:
-    return [run_seed(s, modes) for s in seeds]
+def run_chunk(seeds, modes, depth) -> list[dict]:
+    return [run_seed(s, modes, depth) for s in seeds]
 
 
-def shrink_seed(seed: int, mode: str) -> str:
-    """The shrunk report of ``seed``'s mismatch under ``mode``."""
-    prog = draw_program(seed)
-    f = compare(prog, mode)
+def shrink_seed(seed: int, mode: str, removed=()) -> str:
+    """The shrunk report of the mismatch of ``seed``'s program (less ``removed``) in ``mode``."""
+    f = compare(program_of(seed, removed), mode)
     if f is None:
-        return f"seed {seed}: no mismatch under {mode} when rerun"
+        return f"seed {seed}: no mismatch under {mode} when run again"
     return shrink(f).report()
 
 
-def _pool_map(jobs, fn, tasks):
-    """``fn(*task)`` for each task in a process pool; a crashed worker loses only its task."""
+def _isolated(fn, args):
+    """``fn(*args)`` in a forked process of its own: None if that process dies."""
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=lambda: send.send(fn(*args)))
+    proc.start()
+    send.close()
+    try:
+        result = recv.recv() if recv.poll(TIMEOUT * 10) else None
+    except EOFError:
+        result = None
+    proc.join(5)
+    if proc.is_alive():
+        proc.kill()
+    return result
+
+
+def _pool_map(jobs, fn, tasks, split=None, progress=None):
+    """``(task, fn(*task))`` for each task, ``jobs`` tasks at a time in a process pool.
+
+    A process that dies (an engine crashing) breaks the pool: the tasks that were running are
+    run again one by one in processes of their own (``split`` cuts a task into single ones
+    first), so that a crash costs only the program that caused it (its result is None)."""
+    queue = list(tasks)[::-1]
     results = []
-    pending = list(tasks)
-    while pending:
-        with ProcessPoolExecutor(jobs) as pool:
-            futures = [(t, pool.submit(fn, *t)) for t in pending]
-            pending = []
-            broken = False
-            for t, fut in futures:
+    ctx = multiprocessing.get_context("fork")
+    while queue:
+        running = {}
+        lost = []
+        with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
+            while queue or running:
+                while queue and len(running) < jobs:
+                    t = queue.pop()
+                    running[pool.submit(fn, *t)] = t
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
                 try:
-                    results.append((t, fut.result()))
+                    for fut in done:
+                        results.append((running[fut], fut.result()))
+                        del running[fut]
+                        if progress:
+                            progress(len(results))
                 except BrokenProcessPool:
-                    if not broken and len(t[0] if isinstance(t[0], list) else [1]) > 1:
-                        pending += [([s], *t[1:]) for s in t[0]]
-                    else:
-                        results.append((t, None))
-                    broken = True
+                    lost = list(running.values())
+                    break
+        for t in lost:
+            for single in (split(t) if split else [t]):
+                results.append((single, _isolated(fn, single)))
     return results
 
 
@@ -468,20 +509,27 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--no-shrink", action="store_true")
+    ap.add_argument("--depth", type=int, default=3, help="mismatches looked for per program")
     ap.add_argument("--show", type=int, default=200, help="signatures shown with a repro")
     args = ap.parse_args(argv)
     modes = tuple(args.modes.split(","))
     start = time.perf_counter()
     seeds = list(range(args.start, args.start + args.count))
-    chunks = [(seeds[i:i + 25], modes) for i in range(0, len(seeds), 25)]
+    chunks = [(seeds[i:i + 10], modes, args.depth) for i in range(0, len(seeds), 10)]
     stats: Counter = Counter()
     coverage: set = set()
     groups: dict = defaultdict(list)
     errors: list = []
     done = 0
-    for task, res in _pool_map(args.jobs, run_chunk, chunks):
+    singles = lambda task: [([s], *task[1:]) for s in task[0]]  # noqa: E731
+    def progress(n):
+        if n % 50 == 0:
+            print(f"  {n * 10} programs, {time.perf_counter() - start:.0f} s", file=sys.stderr)
+
+    for task, res in _pool_map(args.jobs, run_chunk, chunks, singles, progress):
         if res is None:
-            errors += [f"seed {s}: worker crashed" for s in task[0]]
+            errors += [f"seed {s}: the process running it died (an engine crashed)"
+                       for s in task[0]]
             continue
         for r in res:
             done += 1
@@ -489,14 +537,13 @@ def main(argv=None) -> int:
             coverage |= r["coverage"]
             if r["error"]:
                 errors.append(f"seed {r['seed']}: {r['error']}")
-            if r["finding"]:
-                sig, mode, n = r["finding"]
-                groups[sig].append((n, r["seed"], mode))
+            for sig, mode, n, removed in r["findings"]:
+                groups[sig].append((n, r["seed"], mode, removed))
     run_time = time.perf_counter() - start
-    bad = sum(len(v) for v in groups.values())
+    bad = len({x[1] for v in groups.values() for x in v})
     print(f"{done} programs x {len(modes)} modes in {run_time:.1f} s "
-          f"({args.jobs} processes); {bad} programs mismatched, {len(groups)} signatures, "
-          f"{len(errors)} harness errors")
+          f"({args.jobs} processes); {bad} programs mismatched, {len(groups)} signatures "
+          f"(up to {args.depth} per program), {len(errors)} harness errors")
     print("observations compared: " + ", ".join(f"{k} {v}" for k, v in stats.most_common()))
     ops = {c[0] for c in coverage}
     dtypes = {c[2] for c in coverage}
@@ -510,17 +557,17 @@ def main(argv=None) -> int:
     shown = order[: args.show]
     reports = {}
     if shown and not args.no_shrink:
-        tasks = [(min(groups[s])[1], min(groups[s])[2]) for s in shown]
-        for (seed, mode), text in _pool_map(args.jobs, shrink_seed, tasks):
-            reports[(seed, mode)] = text or "(shrinking crashed)"
+        tasks = [min(groups[s])[1:] for s in shown]
+        for task, text in _pool_map(args.jobs, shrink_seed, tasks):
+            reports[task] = text or "(shrinking crashed)"
     print()
     for sig in order:
-        n, seed, mode = min(groups[sig])
-        modes_seen = Counter(m for _, _, m in groups[sig])
+        task = min(groups[sig])[1:]
+        modes_seen = Counter(x[2] for x in groups[sig])
         print(f"=== {len(groups[sig])} x  {sig}   [modes: "
               + ", ".join(f"{m} {c}" for m, c in modes_seen.most_common()) + "]")
-        if (seed, mode) in reports:
-            print(reports[(seed, mode)])
+        if task in reports:
+            print(reports[task])
             print()
     print(f"total: {time.perf_counter() - start:.1f} s")
     return 1 if groups or errors else 0

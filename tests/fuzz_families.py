@@ -104,7 +104,8 @@ def binary(g: Gen):
         if op == "pow" and g.coin(0.4):
             s = g.choice((2.0, -2.0, 0.5, 2, 3))
         if sym is not None and g.coin(0.6):
-            code = f"{s!r} {sym} {a}" if g.coin() else f"{a} {sym} {s!r}"
+            lit = f"({s!r})" if s < 0 else repr(s)  # -2.0 ** x is -(2.0 ** x)
+            code = f"{lit} {sym} {a}" if g.coin() else f"{a} {sym} {lit}"
         elif op not in FUNCTION_ONLY:
             code = f"{a}.{op}({s!r})"
         else:
@@ -567,7 +568,7 @@ def nn_op(g: Gen):
         g.emit(f"{out} = {F}.mse_loss({a}, {b}, reduction={red})", op, g.dt(a), (out,))
         return
     if op in ("cross_entropy", "nll_loss"):
-        x = g.pick_float(lambda t: t.dim() in (1, 2) and t.shape[-1] > 0)
+        x = g.pick_float(lambda t: t.dim() in (1, 2) and t.shape[-1] > 0, (2, 3))
         shape = g.shape(x)
         c = shape[-1]
         n = shape[0] if len(shape) == 2 else None
@@ -580,7 +581,7 @@ def nn_op(g: Gen):
         g.emit(f"{out} = {F}.{op}({arg}, {target}, reduction={red})", op, g.dt(x), (out,))
         return
     if op == "layer_norm":
-        x = g.pick_float(lambda t: t.dim() >= 1)
+        x = g.pick_float(lambda t: t.dim() >= 1, (2, 3))
         shape = g.shape(x)
         k = g.integer(1, min(2, len(shape)))
         ns = shape[len(shape) - k:]
@@ -597,7 +598,7 @@ def nn_op(g: Gen):
         g.emit(f"{out} = {code}", op, g.dt(x), (out,))
         return
     if op == "embedding":
-        w = g.pick_float(lambda t: t.dim() == 2 and t.shape[0] > 0)
+        w = g.pick_float(lambda t: t.dim() == 2 and t.shape[0] > 0, (3, 2))
         n = g.shape(w)[0]
         idx = np.array([g.integer(0, n - 1) for _ in range(4)]).reshape(
             g.choice(((4,), (2, 2), (1, 4)))).tolist()
@@ -661,7 +662,7 @@ def _write(g: Gen, target: str):
     shape = tuple(tv.shape)
     op = g.choice(("add_", "add_alpha", "sub_", "mul_", "div_", "mul_s", "add_s", "copy_",
                    "pow_", "clamp_", "clamp_t", "unary", "unary", "setitem_s", "setitem_t",
-                   "setitem_mask", "fill_", "iadd", "imul", "index_put_"))
+                   "setitem_mask", "fill_", "iadd", "imul", "index_put_", "overlap"))
     if op in ("add_", "add_alpha", "sub_", "mul_", "div_", "copy_", "iadd", "imul"):
         b = g.partner(shape, into=g.coin(0.9))
         code = {"add_": f"{target}.add_({b})", "add_alpha": f"{target}.add_({b}, alpha=-0.5)",
@@ -683,6 +684,20 @@ def _write(g: Gen, target: str):
                          f"{target}.clamp_(max={b})"))
     elif op == "unary":
         code = f"{target}.{g.choice(INPLACE_UNARY)}()"
+    elif op == "overlap":
+        # the operand overlaps the target: a transposed or shifted view of itself
+        if len(shape) == 2 and shape[0] == shape[1]:
+            code = g.choice((f"{target}.add_({target}.t())", f"{target}.mul_({target}.mT)",
+                             f"{target}.copy_({target}.t())"))
+        elif shape and shape[0] >= 2:
+            n = shape[0]
+            k = g.integer(1, n - 1)
+            code = g.choice((f"{target}[0:{n - k}] = {target}[{k}:{n}]",
+                             f"{target}[{k}:{n}] = {target}[0:{n - k}]",
+                             f"{target}[0:{n - k}].add_({target}[{k}:{n}])",
+                             f"{target}.add_({target})", f"{target}.mul_({target}[0])"))
+        else:
+            code = f"{target}.add_({target})"
     elif op == "fill_":
         code = f"{target}.fill_({g.scalar()!r})"
     elif op == "setitem_s":
@@ -788,7 +803,9 @@ def function(g: Gen):
     g.use_class(name)
     a = g.pick_float() if g.coin(0.95) else g.pick_any()
     dt = g.dt(a)
-    if name in ("Dirty", "DirtyTwo") and g.coin(0.7):
+    if name in ("Dirty", "DirtyTwo", "ViewOut") and g.coin(0.2):
+        a = f"{a}[{g.index_expr(g.shape(a), write=True, adv=False)}]"  # a view, maybe of a leaf
+    elif name in ("Dirty", "DirtyTwo") and g.coin(0.7):
         c = g.fresh()
         g.emit(f"{c} = {a} * 1", "mul", dt, (c,))
         a = c if g.coin(0.7) else f"{c}[{g.index_expr(g.shape(c), write=True, adv=False)}]"

@@ -218,6 +218,13 @@ def _clear(t, kink=0.0, gap=KINK_GAP) -> bool:
     return bool(((d == 0) | (d > gap) | d.isnan()).all())
 
 
+def _holds(pred, t) -> bool:
+    try:
+        return bool(pred(t))
+    except Exception:  # reading a stale multi-output view's grad_fn raises
+        return False
+
+
 def _tame(x) -> bool:
     if isinstance(x, (tuple, list)):
         return all(_tame(v) for v in x)
@@ -263,7 +270,7 @@ class Gen:
         out = []
         for n in self.names:
             t = self.ns.get(n)
-            if isinstance(t, torch.Tensor) and (pred is None or pred(t)):
+            if isinstance(t, torch.Tensor) and (pred is None or _holds(pred, t)):
                 out.append(n)
         return out
 
@@ -276,9 +283,10 @@ class Gen:
             return cands[-1 - min(int(self.r.expovariate(0.7)), len(cands) - 1)]
         return self.choice(cands)
 
-    def pick_float(self, pred=None) -> str:
+    def pick_float(self, pred=None, shape=None) -> str:
+        """A float value satisfying ``pred``, or a new leaf (of ``shape`` if given)."""
         name = self.pick(lambda t: t.is_floating_point() and (pred is None or pred(t)))
-        return name if name is not None else self.leaf(self.choice(FLOATS))
+        return name if name is not None else self.leaf(self.choice(FLOATS), shape)
 
     def pick_any(self, pred=None) -> str:
         name = self.pick(pred)

@@ -4,7 +4,8 @@ Cross-backend test: each seed's program (``fuzz_families.draw_program``) runs on
 under every mode of ``fuzz_deep.MODES`` and the observations are compared (``fuzz_deep.py`` says
 what is observed). A mismatch fails with the program shrunk to the statements that still show it,
 as a script over ``T`` to paste, and the first differing observation. The long run that reports
-instead of failing is ``make fuzz`` (``python tests/fuzz_deep.py 10000``).
+instead of failing is ``make fuzz`` (``PYTHONPATH=tests python -m fuzz_deep 10000`` from the
+project root).
 """
 
 from __future__ import annotations
