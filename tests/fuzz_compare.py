@@ -44,9 +44,16 @@ def is_leaf(t):
         return f"<raises {builtin_kind(e).__name__}>"
 
 
+_DTYPE_NAMES: dict = {}
+
+
 def dtype_name(t) -> str:
     """``float32`` for ``torch.float32`` and ``ext.float32`` alike."""
-    return str(t.dtype).split(".")[-1]
+    d = t.dtype
+    name = _DTYPE_NAMES.get(d)
+    if name is None:
+        name = _DTYPE_NAMES[d] = str(d).split(".")[-1]
+    return name
 
 
 def to_numpy(t) -> np.ndarray:

@@ -169,12 +169,19 @@ class Recorder:
                         seen_log = self.observe(i, st, ns, names, seen_log, fw)
             except Exception as e:  # leaving a mode can raise too
                 self.add(len(self.prog.stmts), "leaving the mode", "error", _raises(e))
+        # The namespace's functions hold it (a cycle): free the program's graphs and hooks now,
+        # not whenever the cyclic collector runs (torch can crash when that is mid-backward).
+        ns.clear()
         return self.trace
 
     def add(self, i, label, category, value):
         self.trace.append((i, label, category, value))
 
     def observe(self, i, st, ns, names, seen_log, fw):
+        # Values (and tangents) are read when a value is new or its version moved, and all of
+        # them after the last statement: a write that torch counts shows at once, one it does
+        # not count (through ``.data``) shows at the end.
+        final = i == len(self.prog.stmts) - 1
         for n in names:
             x = ns[n]
             if is_tensor(x):
@@ -184,16 +191,19 @@ class Recorder:
                 # counter is an op's internals: torch's isclose writes into its result)
                 version = _attr(x, "_version")
                 last = self.versions.get(n)
-                if last is not None and last[0] is x:
+                fresh = last is None or last[0] is not x
+                if not fresh:
                     self.add(i, f"{n}._version change", "version",
                              version if isinstance(version, Raises) or isinstance(last[1], Raises)
                              else version - last[1])
                 self.versions[n] = (x, version)
-                self.add(i, n, "value", values(x))
                 if st.kind == "backward":
                     g = _attr(x, "grad")
                     self.add(i, f"{n}.grad", "grad", summary(g) if not isinstance(g, Raises)
                              else g)
+                if not (fresh or final or version != last[1]):
+                    continue
+                self.add(i, n, "value", values(x))
                 if self.mode == "fwd":
                     try:
                         tan = fw.unpack_dual(x).tangent
@@ -212,6 +222,17 @@ class Recorder:
         if len(log) == seen_log and st.kind == "backward":
             self.add(i, "hook calls", "hook", 0)
         return len(log)
+
+
+def _equal(a, b) -> bool:
+    """A fast exact test: equal tuples or byte-equal arrays (``same`` decides the rest)."""
+    if type(a) is Arr and type(b) is Arr:
+        return (a.dtype == b.dtype and a.data.shape == b.data.shape
+                and a.data.tobytes() == b.data.tobytes())
+    try:
+        return type(a) is type(b) and not isinstance(a, float) and bool(a == b)
+    except Exception:  # tuples holding arrays
+        return False
 
 
 def same(a, b) -> bool:
@@ -332,7 +353,7 @@ def compare(prog: Program, mode: str, stats: Counter | None = None) -> Finding |
     tt = rt.run()
     te = Recorder(ext, prog, mode).run()
     for a, b in zip(tt, te):
-        if a[:3] != b[:3] or not same(a[3], b[3]):
+        if a[:3] != b[:3] or not (_equal(a[3], b[3]) or same(a[3], b[3])):
             label = a[1] if a[:3] == b[:3] else f"{a[1]} / ext: {b[1]}"
             return Finding(prog, mode, a[0], label, a[2], a[3], b[3], frozenset(rt.raised))
         if stats is not None:
