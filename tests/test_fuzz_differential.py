@@ -24,9 +24,12 @@ import traceback
 import warnings
 from collections import Counter
 
-import numpy as np
 import pytest
 import torch
+from fuzz_compare import Mismatch, assert_close, builtin_kind, dtype_name
+from fuzz_compare import is_leaf as _leaf
+from fuzz_compare import node_name as _node
+from fuzz_compare import to_numpy as _np
 from fuzz_ops import FAMILIES, WEIGHTS_SRC, Program, namespace, outputs_of, programs
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
@@ -36,69 +39,16 @@ import ext
 # Running a program on both engines
 # ---------------------------------------------------------------------------------------------
 
-RTOL = 1e-10
-ATOL = 1e-12
-
-
-class Mismatch(AssertionError):
-    """ext and torch disagree on a program."""
-
-
-def _node(t):
-    """The name of ``t.grad_fn``, or the exception type reading it raises (a multi-output view
-    whose base was modified in place)."""
-    try:
-        fn = t.grad_fn
-    except Exception as e:  # an outcome to compare, like any other
-        return f"<raises {_builtin_kind(e).__name__}>"
-    return None if fn is None else type(fn).__name__
-
-
-def _leaf(t):
-    """``t.is_leaf``, or the exception type reading it raises (it reads grad_fn)."""
-    try:
-        return t.is_leaf
-    except Exception as e:  # an outcome to compare, like any other
-        return f"<raises {_builtin_kind(e).__name__}>"
-
-
-def _builtin_kind(e):
-    return next(k for k in type(e).__mro__ if k.__module__ == "builtins")
-
-
-def _dtype(t):
-    return str(t.dtype).split(".")[-1]
-
-
-def _assert_close(where, ref, got):
-    ref, got = np.asarray(ref), np.asarray(got)
-    if ref.shape != got.shape:
-        raise Mismatch(f"{where}: shape torch {ref.shape} ext {got.shape}")
-    nan_r, nan_g = np.isnan(ref), np.isnan(got)
-    inf = np.isinf(ref) | np.isinf(got)
-    fin = ~(nan_r | nan_g | inf)
-    ok = (nan_r == nan_g).all() and (ref[inf] == got[inf]).all() and (
-        np.abs(got[fin] - ref[fin]) <= RTOL * np.abs(ref[fin]) + ATOL).all()
-    if not ok:
-        with np.printoptions(precision=17):
-            raise Mismatch(f"{where}: values differ\n  torch: {ref!r}\n  ext:   {got!r}")
-
-
-def _np(t):
-    """The values of a tensor of either engine (torch's ZeroTensor gradients included)."""
-    t = t.detach()
-    return t.numpy(force=True) if isinstance(t, torch.Tensor) else t.numpy()
-
 
 def _compare(where, tt, te):
     if not isinstance(te, ext.Tensor):
         raise Mismatch(f"{where}: torch gives a tensor, ext {type(te).__name__}: {te!r}")
-    facts_t = (tuple(tt.shape), _dtype(tt), tt.requires_grad, _leaf(tt))
-    facts_e = (tuple(te.shape), _dtype(te), te.requires_grad, _leaf(te))
+    facts_t = (tuple(tt.shape), dtype_name(tt), tt.requires_grad, _leaf(tt))
+    facts_e = (tuple(te.shape), dtype_name(te), te.requires_grad, _leaf(te))
     if facts_t != facts_e:
         raise Mismatch(f"{where}: (shape, dtype, requires_grad, is_leaf) torch {facts_t} "
                        f"ext {facts_e}")
-    _assert_close(where, _np(tt), _np(te))
+    assert_close(where, _np(tt), _np(te))
 
 
 def _compare_grads(where, names, gt, ge):
@@ -109,7 +59,7 @@ def _compare_grads(where, names, gt, ge):
             if a.requires_grad != b.requires_grad:
                 raise Mismatch(f"{where} {name}: requires_grad torch {a.requires_grad} "
                                f"ext {b.requires_grad}")
-            _assert_close(f"{where} {name}", _np(a), _np(b))
+            assert_close(f"{where} {name}", _np(a), _np(b))
 
 
 def _exec(code, ns, log=None):
@@ -129,7 +79,7 @@ def _same_outcome(where, et, ee):
     if et is None:
         tb = "".join(traceback.format_exception(ee))
         raise Mismatch(f"{where}: torch runs, ext raises {type(ee).__name__}: {ee}\n{tb}")
-    kind = _builtin_kind(et)
+    kind = builtin_kind(et)
     if not isinstance(ee, kind):
         raise Mismatch(f"{where}: torch raises {kind.__name__} ({et}), ext "
                        + ("runs" if ee is None else f"raises {type(ee).__name__} ({ee})"))
@@ -194,7 +144,7 @@ def _run(prog, nt, ne, script, log):
             if (gt is None) != (ge is None):
                 raise Mismatch(f"{where} {name}.grad: torch {gt!r} ext {ge!r}")
             if gt is not None:
-                _assert_close(f"{where} {name}.grad", _np(gt), _np(ge))
+                assert_close(f"{where} {name}.grad", _np(gt), _np(ge))
 
     if _both("loss.backward(retain_graph=True)", nt, ne, script, "backward"):
         return "raised at backward"
