@@ -280,6 +280,8 @@ class Tensor:
                 "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self._grad_fn = None
         self._output_nr = 0
+        if getattr(self, "_fw_grad", None) is not None:
+            self._fw_grad = None  # detach_ drops the tangent too, as torch's
         if self._requires_grad:
             self._requires_grad = False
             views_follow_base(self)

@@ -442,3 +442,40 @@ def test_a_multi_output_op_giving_one_piece_carries_its_tangent(T, split):
         u, = {"unbind": lambda: w.unbind(0), "split": lambda: w.split(1),
               "chunk": lambda: w.chunk(1)}[split]()
         np.testing.assert_array_equal(fw.unpack_dual(u).tangent.numpy().ravel(), [10.0, 20.0])
+
+
+def test_an_in_place_write_to_a_result_leaves_the_tangent_it_was_passed_from(T):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor(0.0), T.tensor(-0.5)).requires_grad_()
+        y = x + 0
+        y.fill_(1)
+        assert fw.unpack_dual(x).tangent.item() == -0.5
+        assert fw.unpack_dual(y).tangent.item() == 0.0
+
+
+def test_inference_mode_turns_forward_ad_off(T):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor(0.9375, dtype=T.float64), T.tensor(-1.0, dtype=T.float64))
+        with T.inference_mode():
+            y = x * 2
+        assert fw.unpack_dual(y).tangent is None
+
+
+def test_detach__drops_the_tangent(T):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([1.0, 2.0]), T.tensor([-1.0, 0.5])).requires_grad_()
+        y = x * 2
+        y.detach_()
+        assert fw.unpack_dual(y).tangent is None
+
+
+def test_a_no_grad_view_of_a_dual_that_requires_grad_itself_does_not(T):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.ones(2, 2), T.ones(2, 2)).requires_grad_()
+        with T.no_grad():
+            v = x.view(-1)
+        assert not v.requires_grad and v.is_leaf

@@ -222,6 +222,10 @@ def propagate(op: type, outputs: tuple, args: tuple) -> None:
         result = (result,)
     for o, t in zip(outputs, result):
         if o is not None and t is not None and o._data.dtype.kind == "f":
+            if any(t is x for x in tangents):
+                # A rule that passes a tangent through: the output gets its own tensor (an
+                # alias when the output is a view), so an in-place op on one leaves the other.
+                t = wrap(t._data if getattr(o, "_view", None) is not None else t._data.copy())
             if t._data.dtype != o._data.dtype:
                 t = t.to(o.dtype)
             if t._data.shape != o._data.shape:

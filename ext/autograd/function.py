@@ -252,7 +252,8 @@ class Function(metaclass=FunctionMeta):
         ctx._tensor_pos = positions
 
         state = STATE
-        tangents = _input_tangents(args) if state.fw_level is not None else None
+        tangents = _input_tangents(args) if state.fw_level is not None and not state.inference \
+            else None
         prev = state.grad_enabled
         prev_level = state.fw_level
         state.grad_enabled = False

@@ -276,7 +276,8 @@ def record_node(op: type, outputs: tuple, inputs: tuple, args: tuple, result=Non
 def _special(op: type, outputs: tuple, inputs: tuple, args: tuple) -> bool:
     """The rare modes' part of recording: forward-AD tangents, and whether the backward node is
     to be skipped (inference mode, or no input that requires grad under grad mode)."""
-    if STATE.fw_level is not None:
+    if STATE.fw_level is not None and not STATE.inference:
+        # (inference mode turns forward AD off, as in torch)
         from ..autograd.forward_ad import propagate
 
         propagate(op, outputs, args)

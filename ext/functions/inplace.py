@@ -73,7 +73,7 @@ def make_view(out: Tensor, x: Tensor, creation: int = DEFAULT, op: str = "") -> 
     out._view = ViewInfo(base, creation, 0 if vc is False else vc[0], op)
     if vc is False:
         return out  # a view of an inference tensor is one too, and never requires grad
-    if x._requires_grad:
+    if base._requires_grad:
         if grad_mode and not STATE.inference:
             return out  # its op records a node for it
         out._requires_grad = True
@@ -278,7 +278,7 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
             STATE.grad_enabled = prev
         _write(t, result, getattr(op, "writes_through_aliases", False))
         bump_version(t)
-        if STATE.fw_level is not None:
+        if STATE.fw_level is not None and not STATE.inference:
             from ..autograd.forward_ad import write_tangent
 
             write_tangent(t, result)
@@ -298,7 +298,7 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
         old._data = old._data.copy()
     _write(t, result)
     bump_version(t)
-    if STATE.fw_level is not None:
+    if STATE.fw_level is not None and not STATE.inference:
         from ..autograd.forward_ad import write_tangent
 
         write_tangent(t, result)
