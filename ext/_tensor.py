@@ -111,18 +111,23 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        if self._grad_fn is not None:
+            raise RuntimeError(_LEAF_ONLY if not value else _LEAF_ONLY[:_LEAF_ONLY.index(" If")])
         self._set_requires_grad(value, "only Tensors of floating point and complex dtype can "
                                        "require gradients")
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Set ``requires_grad`` in place and return ``self``."""
+        """Set ``requires_grad`` in place and return ``self`` (a no-op on a non-leaf asked to
+        require grad, which it already does)."""
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(_LEAF_ONLY)
+            return self
         self._set_requires_grad(requires_grad,
                                 "only Tensors of floating point dtype can require gradients")
         return self
 
     def _set_requires_grad(self, value: bool, dtype_message: str) -> None:
-        if self._grad_fn is not None:
-            raise RuntimeError(_LEAF_ONLY)
         if value:
             if self._vc is False and not STATE.inference:
                 raise RuntimeError("Setting requires_grad=True on inference tensor outside "

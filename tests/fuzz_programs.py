@@ -39,7 +39,9 @@ def H(tag, x, ret=None):
     log.append((tag, x))
     return ret
 def W(t):
-    return T.tensor(0.5 + 0.25 * (np.arange(t.numel()) % 7).reshape(tuple(t.shape)))
+    # In t's floating dtype, so that a float32 program is compared at float32's precision.
+    w = T.tensor(0.5 + 0.25 * (np.arange(t.numel()) % 7).reshape(tuple(t.shape)))
+    return w.to(t.dtype) if t.is_floating_point() else w
 """
 
 # Custom Functions a program may use; the ones it names are printed with its repro.

@@ -512,6 +512,11 @@ CALLS = [
      ValueError, 'gradcheck expects at least one input tensor to require gradient, but none of'),
     ("gradcheck_str_input", lambda T: T.autograd.gradcheck(lambda x: x, ("a",)),
      ValueError, 'gradcheck expects at least one input tensor to require gradient, but none of'),
+    ("index_select_several_into_a_scalar",
+     lambda T: T.tensor(1.0).index_select(0, T.tensor([0, 0])),
+     RuntimeError, "index_select(): Index to scalar can have only 1 value, got 2 value(s)"),
+    ("add__same_element_other_shape", lambda T: (lambda v: v.view((1,)).add_(v))(T.tensor(-1)),
+     RuntimeError, "unsupported operation: some elements of the input tensor and the written-to"),
     ("logical_or_method_number", lambda T: T.tensor([True]).logical_or(2),
      TypeError, "logical_or(): argument 'other' (position 1) must be Tensor, not int"),
     ("logical_and_number", lambda T: T.logical_and(T.tensor([True]), 1),
@@ -732,3 +737,12 @@ def test_failed_call_leaves_its_tensors_unchanged(T, setup, call, exc, message):
         else:
             np.testing.assert_array_equal(now[2], grad)
         assert now[3] == requires_grad
+
+
+def test_requires_grad__true_on_a_non_leaf_is_a_no_op(T):
+    y = T.ones(2, requires_grad=True) * 2
+    assert y.requires_grad_() is y and y.requires_grad and not y.is_leaf
+    with pytest.raises(RuntimeError, match=r"leaf variables.$"):
+        y.requires_grad = True
+    with pytest.raises(RuntimeError, match="leaf variables. If you want to use a computed"):
+        y.requires_grad = False

@@ -704,6 +704,9 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if idx.dtype not in _INTEGERS:
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if not d.ndim and idx.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{idx.size} value(s)")
     size = d.shape[pos] if d.ndim else 1
     bad = (idx < 0) | (idx >= size)
     if bad.any():

@@ -232,7 +232,7 @@ def _partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:
     a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
     a1, b1 = a0 + a.nbytes, b0 + b.nbytes
     if a0 == b0 and a1 == b1:
-        return _layout(a) != _layout(b)
+        return a.ndim != b.ndim or _layout(a) != _layout(b)
     return a0 < b1 and b0 < a1
 
 
