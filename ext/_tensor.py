@@ -296,7 +296,8 @@ class Tensor:
     def data(self) -> Tensor:
         """An alias of the values that autograd does not track (not even by version)."""
         t = self.detach()
-        t._vc = None
+        if self._vc is not False:  # the data of an inference tensor is one too
+            t._vc = None
         return t
 
     @data.setter

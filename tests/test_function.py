@@ -800,3 +800,31 @@ def test_a_dirty_view_returned_may_be_written_again(T):
     out.add_(1)
     assert type(y.grad_fn).__name__ == "CopySlices"
     y.sum().backward()
+
+
+def test_a_function_without_jvp_raises_under_forward_ad_after_its_history_is_set(T):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        y = fw.make_dual(T.tensor([1.5, 1.25]), T.tensor([-1.0, 0.5])).requires_grad_() * 1
+        with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
+            _dirty_double(T).apply(y)
+        assert type(y.grad_fn).__name__ == "DirtyBackward" and y._version == 2
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
+def test_outputs_of_an_unrecorded_function_that_require_grad_come_back_detached(T, mode):
+    class Same(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with getattr(T, mode)():
+        x = T.zeros(2, requires_grad=True)
+        out = _dirty_double(T).apply(x)
+        same = Same.apply(x)
+    assert out is not x and same is not x
+    assert not out.requires_grad and not same.requires_grad and x.requires_grad

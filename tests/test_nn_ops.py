@@ -542,3 +542,24 @@ def _layer_norm_grads_at(T, rng, X):
     y = T.nn.functional.layer_norm(x, (3,), w, b)
     up = T.tensor(rng.normal(size=(2, 3)))
     return (x, w), T.autograd.grad((y * up).sum(), [x, w, b], create_graph=True)
+
+
+def test_layer_norm_forward_over_reverse_uses_the_gradient_node(T, rng):
+    fw = T.autograd.forward_ad
+    x0, tx, w0, tw, up = (rng.normal(size=s) for s in ((2, 3), (2, 3), 3, 3, (2, 3)))
+
+    def grad_at(s):
+        xs = T.tensor(x0 + s * tx, requires_grad=True)
+        ws = T.tensor(w0 + s * tw, requires_grad=True)
+        out = T.nn.functional.layer_norm(xs, (3,), ws)
+        return to_np(T.autograd.grad((out * T.tensor(up)).sum(), [xs])[0])
+
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor(x0), T.tensor(tx)).requires_grad_()
+        w = fw.make_dual(T.tensor(w0), T.tensor(tw)).requires_grad_()
+        y = T.nn.functional.layer_norm(x, (3,), w)
+        gx, gw = T.autograd.grad((y * T.tensor(up)).sum(), [x, w], create_graph=True)
+        assert type(gx.grad_fn).__name__ == "NativeLayerNormBackwardBackward0"
+        tangent = to_np(fw.unpack_dual(gx).tangent)
+    np.testing.assert_allclose(tangent, (grad_at(1e-6) - grad_at(-1e-6)) / 2e-6,
+                               rtol=1e-5, atol=1e-7)

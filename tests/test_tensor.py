@@ -480,3 +480,13 @@ def test_repr_default_dtypes_have_no_suffix(T):
     assert repr(T.tensor([1.0, 2.0])) == "tensor([1., 2.])"
     assert repr(T.tensor([1, 2])) == "tensor([1, 2])"
     assert repr(T.tensor([True, False])) == "tensor([ True, False])"
+
+
+def test_the_data_of_an_inference_tensor_is_an_inference_tensor(T):
+    import pytest
+
+    with T.inference_mode():
+        d = T.ones(2).data
+    assert d.is_inference()
+    with pytest.raises(RuntimeError, match="Inference tensors do not track version counter"):
+        d._version

@@ -283,7 +283,12 @@ class Function(metaclass=FunctionMeta):
         non_diff = ctx._non_differentiable
         returned = []
         for o in outputs:
-            if isinstance(o, Tensor) and not any(o is d for d in dirty):
+            if isinstance(o, Tensor) and not record and o._requires_grad and (
+                    any(o is a for a in args) or getattr(o, "_view", None) is None):
+                # Nothing was recorded: an input that requires grad comes back as a detached
+                # alias (it keeps its own flag), another result is detached, as in torch.
+                o = o.detach() if any(o is a for a in args) else o.detach_()
+            elif isinstance(o, Tensor) and not any(o is d for d in dirty):
                 if any(o is a for a in args):
                     view = _returned_input(o, cls.__name__)
                     if any(o is n for n in non_diff):
@@ -297,8 +302,6 @@ class Function(metaclass=FunctionMeta):
             returned.append(o)
         outputs = tuple(returned)
         ctx._non_differentiable = non_diff
-        if tangents is not None:
-            _forward_tangents(cls, ctx, args, outputs, tangents)
         if record:
             non_diff = ctx._non_differentiable
             linked = tuple(
@@ -316,6 +319,9 @@ class Function(metaclass=FunctionMeta):
                 _rebase_dirty_views(ctx, view_inputs)
         else:
             ctx._to_save = None
+        if tangents is not None:
+            # After the history is set, as in torch: a missing jvp raises with the graph built.
+            _forward_tangents(cls, ctx, args, outputs, tangents)
         return outputs if is_tuple else outputs[0]
 
 

@@ -67,13 +67,12 @@ class NativeLayerNorm(BuiltinFunction):
         dims = _norm_dims(x.dim(), ctx.normalized_shape)
         batch = tuple(range(dims[0]))
         needs = ctx.needs_input_grad
-        if type(grad) is Tensor and STATE.fw_level is None:
-            if not STATE.grad_enabled:
+        if type(grad) is Tensor:
+            if not STATE.grad_enabled and STATE.fw_level is None:
                 return _layer_norm_backward_kernel(grad._data, x._data, mean._data, rstd._data,
                                                    weight, dims, batch, needs)
             # With create_graph the three gradients come from one differentiable op, as torch's
             # native_layer_norm_backward (so each requires grad when any of its inputs does).
-            # Under forward AD the composite formula below runs instead: its ops carry tangents.
             gx, gw, gb = layer_norm_backward(grad, x, mean, rstd, weight, ctx.normalized_shape,
                                              ctx.eps, (needs[0], needs[2], needs[3]))
             return gx, None, gw, gb, None
@@ -151,6 +150,22 @@ class NativeLayerNormBackward(BuiltinFunction):
         dx = next(found) if ctx.needs_input_grad[1] else None
         dw = next(found) if ctx.needs_input_grad[4] else None
         return dgrad, dx, None, None, dw, None, None, None
+
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        # The composite formula, run on duals at a level of its own.
+        from ...autograd import forward_ad as fw
+
+        grad, x, _, _, weight, normalized_shape, eps, _ = args
+        dims = _norm_dims(x.dim(), normalized_shape)
+        with fw.dual_level():
+            duals = [a if a is None or t is None else fw.make_dual(a, t)
+                     for a, t in ((grad, tangents[0]), (x, tangents[1]), (weight, tangents[4]))]
+            outs = _composite_backward(duals[0], duals[1], duals[2], True, dims, eps,
+                                       (True, None, weight is not None, True))
+            return tuple(None if o is None else fw.unpack_dual(o).tangent
+                         for o in (outs[0], outs[2], outs[3]))
 
 
 def layer_norm_backward(grad: Tensor, x: Tensor, mean: Tensor, rstd: Tensor, weight,
