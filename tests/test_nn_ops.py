@@ -563,3 +563,10 @@ def test_layer_norm_forward_over_reverse_uses_the_gradient_node(T, rng):
         tangent = to_np(fw.unpack_dual(gx).tangent)
     np.testing.assert_allclose(tangent, (grad_at(1e-6) - grad_at(-1e-6)) / 2e-6,
                                rtol=1e-5, atol=1e-7)
+
+
+def test_layer_norm_with_the_input_as_its_own_weight_passes_gradgradcheck(T, rng):
+    x = T.tensor(rng.normal(size=4), requires_grad=True)
+    b = T.tensor(rng.normal(size=4), requires_grad=True)
+    fn = lambda x, b: T.nn.functional.layer_norm(x, (4,), x, b)  # noqa: E731
+    assert T.autograd.gradgradcheck(fn, (x, b))

@@ -135,12 +135,15 @@ class NativeLayerNormBackward(BuiltinFunction):
         grad, x, weight = ctx.saved_tensors
         ns = namespace_of(grad)
         dims = _norm_dims(x.dim(), ctx.normalized_shape)
-        leaves = [t for t, need in zip((grad, x, weight), (ctx.needs_input_grad[0],
-                                                           ctx.needs_input_grad[1],
-                                                           ctx.needs_input_grad[4])) if need]
         with ns.enable_grad():
+            # Each input is recomputed through a view of its own, so that an input given twice
+            # (x as its own weight) gets the partial derivative of each role, not their sum.
+            grad, x, weight = (None if t is None else t.view_as(t) for t in (grad, x, weight))
+            roles = (grad, x, weight)
             gx, _, gw, gb = _composite_backward(grad, x, weight, True, dims, ctx.eps,
                                                 (True, None, weight is not None, True))
+        leaves = [t for t, need in zip(roles, (ctx.needs_input_grad[0], ctx.needs_input_grad[1],
+                                               ctx.needs_input_grad[4])) if need]
         pairs = [(o, g) for o, g in zip((gx, gw, gb), (ggx, ggw, ggb))
                  if o is not None and g is not None and o.requires_grad]
         found = iter(ns.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs],
