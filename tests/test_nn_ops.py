@@ -570,3 +570,36 @@ def test_layer_norm_with_the_input_as_its_own_weight_passes_gradgradcheck(T, rng
     b = T.tensor(rng.normal(size=4), requires_grad=True)
     fn = lambda x, b: T.nn.functional.layer_norm(x, (4,), x, b)  # noqa: E731
     assert T.autograd.gradgradcheck(fn, (x, b))
+
+
+@pytest.mark.parametrize(("fn", "node"), [("softmax", "SoftmaxBackwardDataBackward0"),
+                                          ("log_softmax", "LogSoftmaxBackwardDataBackward0")])
+def test_softmax_gradient_with_create_graph_is_one_node_differentiable_again(T, rng, fn, node):
+    x = T.tensor(rng.normal(size=(2, 3)), requires_grad=True)
+    y = getattr(T, fn)(x, 1)
+    (g,) = T.autograd.grad((y * T.tensor(rng.normal(size=(2, 3)))).sum(), [x],
+                           create_graph=True)
+    assert type(g.grad_fn).__name__ == node
+    assert T.autograd.gradgradcheck(lambda x: getattr(T, fn)(x, 1), (x,))
+    # third order through the gradient node's own backward
+    assert T.autograd.gradgradcheck(
+        lambda x: T.autograd.grad(getattr(T, fn)(x, 0).pow(3).sum(), [x], create_graph=True)[0],
+        (x,))
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_forward_over_reverse_matches_finite_differences(T, rng, fn):
+    fw = T.autograd.forward_ad
+    x0, tx, up = (rng.normal(size=(2, 3)) for _ in range(3))
+
+    def grad_at(s):
+        xs = T.tensor(x0 + s * tx, requires_grad=True)
+        return to_np(T.autograd.grad((getattr(T, fn)(xs, 1) * T.tensor(up)).sum(), [xs])[0])
+
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor(x0), T.tensor(tx)).requires_grad_()
+        (g,) = T.autograd.grad((getattr(T, fn)(x, 1) * T.tensor(up)).sum(), [x],
+                               create_graph=True)
+        tangent = to_np(fw.unpack_dual(g).tangent)
+    np.testing.assert_allclose(tangent, (grad_at(1e-6) - grad_at(-1e-6)) / 2e-6,
+                               rtol=1e-5, atol=1e-8)

@@ -63,13 +63,7 @@ class Softmax(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
-        if type(grad) is Tensor and not STATE.grad_enabled:
-            gy = grad._data * y._data
-            return wrap(gy - y._data * _sum_along(gy, ctx.dim)), None
-        gy = grad * y
-        # Along a 0-d tensor's only "dim" the sum is the element itself.
-        total = gy.sum(ctx.dim, keepdim=True) if gy.dim() else gy
-        return gy - y * total, None
+        return softmax_backward_data(grad, y, ctx.dim), None
 
 
 class LogSoftmax(BuiltinFunction):
@@ -92,11 +86,116 @@ class LogSoftmax(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
-        if type(grad) is Tensor and not STATE.grad_enabled:
-            g = grad._data
-            return wrap(g - np.exp(y._data) * _sum_along(g, ctx.dim)), None
-        total = grad.sum(ctx.dim, keepdim=True) if grad.dim() else grad
-        return grad - y.exp() * total, None
+        return log_softmax_backward_data(grad, y, ctx.dim), None
+
+
+def _total(t, dim: int):
+    # The sum over the softmax dim, kept (a 0-d tensor is its own sum).
+    return t.sum(dim, keepdim=True) if t.dim() else t
+
+
+class SoftmaxBackwardData(BuiltinFunction):
+    """softmax's gradient as one op, f(g, y) = y * g - y * sum(y * g) with y softmax's result,
+    so that differentiating it again reads as torch's node. Its own gradients:
+    d/dg = f(gg, y), d/dy = gg * g - gg * sum(y * g) - g * sum(gg * y)."""
+
+    node_name = "SoftmaxBackwardDataBackward0"
+    saved_fields = ("grad_output", "output")
+    saved_attrs = ("dim",)
+    tensor_positions = (0, 1)
+
+    @staticmethod
+    def forward(grad, y, dim):
+        return softmax_backward_data(grad, y, dim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        grad, y, ctx.dim = inputs
+        ctx.save_for_backward(grad, y)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, y = ctx.saved_tensors
+        dgrad = softmax_backward_data(gg, y, ctx.dim) if ctx.needs_input_grad[0] else None
+        dy = None
+        if ctx.needs_input_grad[1]:
+            dy = gg * grad - gg * _total(y * grad, ctx.dim) - grad * _total(gg * y, ctx.dim)
+        return dgrad, dy, None
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        grad, y, dim = args
+        tg, ty, _ = tangents
+        result = None if tg is None else softmax_backward_data(tg, y, dim)
+        if ty is not None:
+            term = ty * grad - ty * _total(y * grad, dim) - y * _total(ty * grad, dim)
+            result = term if result is None else result + term
+        return result
+
+
+class LogSoftmaxBackwardData(BuiltinFunction):
+    """log_softmax's gradient as one op, f(g, y) = g - exp(y) * sum(g) with y log_softmax's
+    result. Its own gradients: d/dg = gg - sum(gg * exp(y)), d/dy = -gg * exp(y) * sum(g)."""
+
+    node_name = "LogSoftmaxBackwardDataBackward0"
+    saved_fields = ("grad_output", "output")
+    saved_attrs = ("dim",)
+    tensor_positions = (0, 1)
+
+    @staticmethod
+    def forward(grad, y, dim):
+        return log_softmax_backward_data(grad, y, dim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        grad, y, ctx.dim = inputs
+        ctx.save_for_backward(grad, y)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, y = ctx.saved_tensors
+        dgrad = dy = None
+        if ctx.needs_input_grad[0]:
+            dgrad = gg - _total(gg * y.exp(), ctx.dim)
+        if ctx.needs_input_grad[1]:
+            dy = -gg * y.exp() * _total(grad, ctx.dim)
+        return dgrad, dy, None
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        grad, y, dim = args
+        tg, ty, _ = tangents
+        e = y.exp()
+        result = None if tg is None else tg - e * _total(tg, dim)
+        if ty is not None:
+            term = -e * ty * _total(grad, dim)
+            result = term if result is None else result + term
+        return result
+
+
+def softmax_backward_data(grad, y, dim: int):
+    """The gradient of softmax's input for ``grad``, given its result ``y`` (recorded as one
+    node when either requires grad)."""
+    if type(grad) is not Tensor:
+        gy = grad * y
+        return gy - y * _total(gy, dim)
+    gy = grad._data * y._data
+    out = wrap(gy - y._data * _sum_along(gy, dim))
+    if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
+        record(SoftmaxBackwardData, out, (grad, y), (grad, y, dim))
+    return out
+
+
+def log_softmax_backward_data(grad, y, dim: int):
+    """The gradient of log_softmax's input for ``grad``, given its result ``y`` (recorded as one
+    node when either requires grad)."""
+    if type(grad) is not Tensor:
+        return grad - y.exp() * _total(grad, dim)
+    g = grad._data
+    out = wrap(g - np.exp(y._data) * _sum_along(g, dim))
+    if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
+        record(LogSoftmaxBackwardData, out, (grad, y), (grad, y, dim))
+    return out
 
 
 def _sum_along(d: np.ndarray, dim: int) -> np.ndarray:
