@@ -395,3 +395,12 @@ def test_a_view_made_in_inference_mode_of_a_normal_tensor_requires_grad(T):
     with T.inference_mode():
         v = y[:1]
     assert v.requires_grad and not v.is_inference() and v.grad_fn is None
+
+
+def test_autograd_grad_with_respect_to_a_stale_split_piece_raises(T):
+    y = T.ones(2, 4, requires_grad=True) * 1
+    a, b = T.chunk(y, 2, dim=1)
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="Output 0 of Split is a view and its base or another "
+                                           "view of its base has been modified inplace"):
+        T.autograd.grad(y.sum(), [y, a], allow_unused=True)

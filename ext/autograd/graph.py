@@ -193,6 +193,9 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
 
 def gradient_edge(t: Tensor) -> tuple:
     """The edge along which the gradient of ``t`` flows: ``(node, output_nr)`` or (None, 0)."""
+    vc = t._vc
+    if vc and vc[0]:
+        refresh_view(t)  # a view whose base changed reads its history anew (or raises)
     fn = t._grad_fn
     if fn is not None:
         return (fn, t._output_nr)
