@@ -232,7 +232,7 @@ class Tensor:
 
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        fn = self._grad_fn
+        fn = self.grad_fn
         if fn is not None:
             # The hook belongs to the node that made this version of the tensor.
             hooks = fn._node_hooks().tensor_pre
@@ -251,7 +251,7 @@ class Tensor:
 
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self._grad_fn is not None:
+        if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")
         table = getattr(self, "_post_acc_hooks", None)
@@ -276,6 +276,8 @@ class Tensor:
 
     def detach_(self) -> Tensor:
         """Make this tensor a leaf that does not require grad, in place."""
+        if self._vc is False:
+            return self  # an inference tensor has no autograd state to drop, as in torch
         if getattr(self, "_view", None) is not None:
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using "

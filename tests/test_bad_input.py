@@ -517,6 +517,13 @@ CALLS = [
      RuntimeError, "index_select(): Index to scalar can have only 1 value, got 2 value(s)"),
     ("add__same_element_other_shape", lambda T: (lambda v: v.view((1,)).add_(v))(T.tensor(-1)),
      RuntimeError, "unsupported operation: some elements of the input tensor and the written-to"),
+    ("clamp_bool_tensor_bounds",
+     lambda T: T.tensor([True]).clamp(min=T.tensor([True]), max=T.tensor([True])),
+     NotImplementedError, "\"clamp_cpu\" not implemented for 'Bool'"),
+    ("mul__of_a_strided_alias", lambda T: (lambda x: x[::2][:].mul_(x))(T.tensor([-0.25])),
+     RuntimeError, "unsupported operation: some elements of the input tensor and the written-to"),
+    ("index_put__of_itself", lambda T: (lambda v: v.index_put_((v.long(),), v))(T.zeros(2)),
+     RuntimeError, "unsupported operation: some elements of the input tensor and the written-to"),
     ("logical_or_method_number", lambda T: T.tensor([True]).logical_or(2),
      TypeError, "logical_or(): argument 'other' (position 1) must be Tensor, not int"),
     ("logical_and_number", lambda T: T.logical_and(T.tensor([True]), 1),
@@ -746,3 +753,32 @@ def test_requires_grad__true_on_a_non_leaf_is_a_no_op(T):
         y.requires_grad = True
     with pytest.raises(RuntimeError, match="leaf variables. If you want to use a computed"):
         y.requires_grad = False
+
+
+def test_softmax_of_an_empty_integer_tensor_is_empty(T):
+    out = T.nn.functional.softmax(T.zeros((0, 3), dtype=T.int64), 0)
+    assert tuple(out.shape) == (0, 3) and out.dtype == T.int64
+
+
+def test_addmm_of_integers_takes_integer_scalars(T):
+    out = T.addmm(T.tensor(1), T.ones((2, 3), dtype=T.int64), T.ones(3, 3, dtype=T.int64),
+                  beta=0.5, alpha=2)
+    assert out.tolist() == [[6, 6, 6], [6, 6, 6]]
+
+
+def test_detach__of_an_inference_tensor_changes_nothing(T):
+    with T.inference_mode():
+        x = T.tensor(0.8125, requires_grad=True)
+        x.detach_()
+        v = T.zeros(3)[1:]
+        v.detach_()  # not a tracked view: no error
+    assert x.requires_grad
+
+
+def test_a_post_accumulate_hook_on_a_stale_no_grad_view_raises(T):
+    with T.no_grad():
+        x = T.tensor([[-0.4375], [1.5]], requires_grad=True)
+        a, b = x.unbind(0)
+        x.view((1, 2)).round_()
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base"):
+        a.register_post_accumulate_grad_hook(lambda p: None)

@@ -210,7 +210,7 @@ def _softmax_input(x, dim, dtype, fn: str) -> tuple:
         x = x.to(dtype)
     d = x._data
     axis = _wrap_dim(dim, d.ndim)
-    if d.dtype.kind != "f":
+    if d.dtype.kind != "f" and d.size:
         last = "lastdim_" if axis == d.ndim - 1 or d.ndim == 0 else ""
         raise _not_implemented(f"{fn}_{last}kernel_impl", d)
     return x, d, axis
@@ -442,6 +442,9 @@ def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tenso
     """beta * bias + alpha * (mat1 @ mat2), with ``bias`` broadcast to the product's shape."""
     _check_addmm(bias, mat1, mat2)
     out = mat1._data @ mat2._data
+    if out.dtype.kind in "iub":
+        # torch converts the scalars to an integer result's type (0.5 becomes 0).
+        alpha, beta = int(alpha), int(beta)
     if alpha != 1:
         out *= alpha
     # beta = 0 ignores the bias entirely (NaN in it does not propagate), as in torch.

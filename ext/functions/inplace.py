@@ -218,10 +218,24 @@ def check_overlap(t: Tensor, op, inputs) -> None:
     """torch's refusal of an in-place write whose input partially overlaps the written tensor
     (the same elements in the same layout, as in ``x.add_(x)``, are fine)."""
     td = t._data
+    if getattr(op, "refuses_any_overlap", False):
+        # index_put_ refuses values or indices that share any memory with the tensor.
+        for a in _tensors_in(inputs):
+            if np.shares_memory(td, a._data):
+                raise RuntimeError(_OVERLAP)
+        return
     for a in inputs:
         if type(a) is Tensor and np.may_share_memory(td, a._data) and a._data is not td and \
                 _partial_overlap(td, a._data) and not getattr(op, "reads_inputs_first", False):
             raise RuntimeError(_OVERLAP)
+
+
+def _tensors_in(inputs):
+    for a in inputs:
+        if type(a) is Tensor:
+            yield a
+        elif isinstance(a, tuple):
+            yield from (i for i in a if type(i) is Tensor)
 
 
 def _partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:
@@ -232,7 +246,7 @@ def _partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:
     a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
     a1, b1 = a0 + a.nbytes, b0 + b.nbytes
     if a0 == b0 and a1 == b1:
-        return a.ndim != b.ndim or _layout(a) != _layout(b)
+        return a.shape != b.shape or a.strides != b.strides
     return a0 < b1 and b0 < a1
 
 
@@ -246,11 +260,6 @@ def _dense(d: np.ndarray) -> bool:
             return False
         expected *= size
     return True
-
-
-def _layout(d: np.ndarray) -> tuple:
-    # Shape and strides without the size-1 dims, whose strides say nothing.
-    return tuple(p for p in zip(d.shape, d.strides) if p[0] != 1)
 
 
 def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:

@@ -116,6 +116,7 @@ def index_put(x: Tensor, index, values, accumulate: bool = False) -> Tensor:
 
 
 index_put.writes_through_aliases = True
+index_put.refuses_any_overlap = True
 
 
 def setitem(x: Tensor, index, value) -> None:

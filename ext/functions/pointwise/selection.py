@@ -204,6 +204,8 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch's name
             if b is not None:
                 dt = _dtype.result_type(dt, d.ndim, b.dtype, b._data.ndim)
                 d = apply(kernel, d, b._data)
+        if lo is not None and hi is not None and dt._np == np.bool_:
+            raise NotImplementedError("\"clamp_cpu\" not implemented for 'Bool'")
         out = wrap(np.asarray(d, dt._np))
         if STATE.grad_enabled and out._data.dtype.kind == "f" and any(
                 type(t) is Tensor and t._requires_grad for t in (x, lo, hi)) or STATE.special:
