@@ -696,3 +696,10 @@ def test_scatter_errors(T, shape, dim, index, src, message):
         T.scatter(x, dim, T.tensor(index), src)
     assert message in str(info.value)
 
+
+
+def test_an_advanced_index_result_is_row_major_so_flatten_is_a_view(T):
+    x = T.arange(8.0).reshape(2, 2, 2).requires_grad_()
+    y = x[:, :, T.tensor([1, 0])]
+    assert y.stride() == (4, 2, 1)
+    assert type(y.flatten().grad_fn).__name__ == "ViewBackward0"

@@ -990,3 +990,22 @@ def test_an_error_leaves_the_inputs_as_they_were(T, rng, fn):
         fn(T, x)
     assert x.grad is None and x.grad_fn is None
     np.testing.assert_array_equal(to_np(x), before)
+
+
+def test_flip_reverses_along_dims_and_its_gradient_flips_back(T):
+    x = T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=T.float64, requires_grad=True)
+    y = x.flip(-1)
+    assert y.tolist() == [[3.0, 2.0, 1.0], [6.0, 5.0, 4.0]]
+    assert type(y.grad_fn).__name__ == "FlipBackward0"
+    assert y.grad_fn._saved_dims == (2**64 - 1,)
+    assert T.flip(x, (0, 1)).tolist() == [[6.0, 5.0, 4.0], [3.0, 2.0, 1.0]]
+    assert T.autograd.gradgradcheck(lambda x: x.flip(0, 1), (x,))
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        x.flip(0, 0)
+
+
+def test_cumsum_gradient_with_create_graph_is_a_flipped_running_sum(T):
+    x = T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    (g,) = T.autograd.grad(x.cumsum(1).pow(2).sum(), [x], create_graph=True)
+    assert type(g.grad_fn).__name__ == "FlipBackward0"
+    assert g.tolist() == [[20.0, 18.0, 12.0], [56.0, 48.0, 30.0]]

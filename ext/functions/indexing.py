@@ -425,7 +425,9 @@ def _take(d: np.ndarray, key: tuple) -> np.ndarray:
     """``d[key]``. An empty read with an index out of range is no error in torch (it reads
     nothing, so checks nothing), only in NumPy."""
     try:
-        return d[key]
+        # Row-major like torch's result (NumPy lays some gathers out otherwise), so that which
+        # later reshapes are views is the same.
+        return np.ascontiguousarray(d[key])
     except IndexError:
         return np.empty(_result_shape(d.shape, key), d.dtype)
 

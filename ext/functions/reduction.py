@@ -753,9 +753,11 @@ class Cumsum(BuiltinFunction):
 
     @staticmethod
     def backward(ctx, grad):
-        # sum_{j >= i} g_j = total - (running sum up to i) + g_i
+        # sum_{j >= i} g_j: the running sum of the reversed gradient, reversed back.
         dim = ctx.dim
-        return grad.sum(dim, keepdim=True) - grad.cumsum(dim) + grad, None
+        if not grad.dim():
+            return grad, None
+        return grad.flip(dim).cumsum(dim).flip(dim), None
 
 
 def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:

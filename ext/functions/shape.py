@@ -957,7 +957,41 @@ def _to_method(name: str):
     return convert
 
 
+class Flip(BuiltinFunction):
+    """Reverse the order along ``dims`` (a copy); the gradient is flipped back."""
+
+    node_name = "FlipBackward0"
+    saved_attrs = ("dims",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, dims):
+        return x.flip(dims)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.dims = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.flip(ctx.dims), None
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        return tangents[0].flip(args[1])
+
+
+def flip(x: Tensor, *dims) -> Tensor:
+    """A copy of ``x`` with the order of the entries along ``dims`` reversed."""
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    d = x._data
+    axes = wrap_dims(dims, d.ndim) if d.ndim else ()
+    return _one_input(Flip, x, np.flip(d, axes).copy() if axes else d.copy(), (tuple(dims),))
+
+
 METHODS = {
+    "flip": flip,
     "t": t, "transpose": transpose, "permute": _permute_method,
     "T": property(_dims_reversed), "mT": property(matrix_transpose),
     "view": _sizes_method(view), "view_as": view_as, "reshape": _sizes_method(reshape),
@@ -970,6 +1004,7 @@ METHODS = {
     "bool": _to_method("bool"),
 }
 FUNCTIONS = {
+    "flip": flip,
     "t": t, "transpose": transpose, "permute": permute, "reshape": reshape, "flatten": flatten,
     "unsqueeze": unsqueeze, "squeeze": squeeze, "clone": clone, "unbind": unbind,
     "stack": stack, "cat": cat, "concat": cat, "concatenate": cat, "split": split,
