@@ -1033,3 +1033,39 @@ ERROR_CASES = [
 def test_errors(T, fn, exc, match):
     with pytest.raises(exc, match=match):
         fn(T)
+
+
+def test_masked_fill_with_a_number_and_with_a_0d_tensor(T):
+    x = T.tensor([1.0, 2.0, 3.0], dtype=T.float64, requires_grad=True)
+    mask = T.tensor([True, False, True])
+    value = T.tensor(2.0, dtype=T.float64, requires_grad=True)
+    y = x.masked_fill(mask, 0.5)
+    z = T.masked_fill(x, mask, value)
+    assert y.tolist() == [0.5, 2.0, 0.5] and z.tolist() == [2.0, 2.0, 2.0]
+    assert type(y.grad_fn).__name__ == "MaskedFillBackward0"
+    assert type(z.grad_fn).__name__ == "MaskedFillBackward1"
+    assert y.grad_fn._saved_mask.tolist() == [True, False, True]
+    (y.sum() + (z * T.tensor([1.0, 2.0, 3.0], dtype=T.float64)).sum()).backward()
+    assert x.grad.tolist() == [0.0, 3.0, 0.0] and value.grad.item() == 4.0
+    assert T.autograd.gradgradcheck(lambda x, v: x.masked_fill(mask, v) ** 2, (x, value))
+
+
+def test_masked_fill_checks_its_mask_and_value(T):
+    x = T.ones(3)
+    with pytest.raises(RuntimeError, match="masked_fill_ only supports boolean masks, but got "
+                                           "mask with dtype long int"):
+        x.masked_fill(T.tensor([1, 0, 1]), 0.0)
+    with pytest.raises(RuntimeError, match="only supports a 0-dimensional value tensor, but got "
+                                           "tensor with 1 dimension"):
+        x.masked_fill(T.tensor([True, False, True]), T.ones(3))
+    w = T.ones(2, 3)
+    w.masked_fill_(T.tensor([True, False, True]), 5)
+    assert w.tolist() == [[5.0, 1.0, 5.0], [5.0, 1.0, 5.0]]
+
+
+def test_maximum_gradient_is_torchs_masked_fill_of_a_tie_split(T):
+    a = T.tensor([1.0, 2.0, 5.0], requires_grad=True)
+    b = T.tensor([1.0, 3.0, 0.0], requires_grad=True)
+    (ga, gb) = T.autograd.grad((T.maximum(a, b) * a).sum(), [a, b], create_graph=True)
+    assert type(gb.grad_fn).__name__ == "MaskedFillBackward0"
+    assert ga.tolist() == [1.5, 3.0, 10.0] and gb.tolist() == [0.5, 2.0, 0.0]

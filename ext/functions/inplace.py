@@ -711,7 +711,8 @@ def methods() -> dict:
         "clamp_max_": pw.clamp_max, "clip_": pw.clamp, "floor_": pw.floor, "ceil_": pw.ceil,
         "round_": pw.round, "sign_": pw.sign, "reciprocal_": pw.reciprocal,
         "log1p_": pw.log1p, "expm1_": pw.expm1, "rsqrt_": pw.rsqrt,
-        "nan_to_num_": pw.nan_to_num, "zero_": _zeroed, "fill_": _filled, "copy_": _copied,
+        "nan_to_num_": pw.nan_to_num, "masked_fill_": pw.masked_fill,
+        "zero_": _zeroed, "fill_": _filled, "copy_": _copied,
         "scatter_": scatter,
     }
     _DIRECT.update({pw.add: np.add, pw.sub: np.subtract, pw.mul: np.multiply,

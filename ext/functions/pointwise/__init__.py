@@ -36,7 +36,16 @@ from .logical import (
     nan_to_num,
     ne,
 )
-from .selection import _where_method, clamp, clamp_max, clamp_min, maximum, minimum, where
+from .selection import (
+    _where_method,
+    clamp,
+    clamp_max,
+    clamp_min,
+    masked_fill,
+    maximum,
+    minimum,
+    where,
+)
 from .unary import (
     abs,
     ceil,
@@ -108,11 +117,13 @@ METHODS = {
     "__invert__": invert,
     "nan_to_num": nan_to_num, "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
     "equal": equal, "allclose": allclose, "isclose": isclose, "where": _where_method,
+    "masked_fill": masked_fill,
 }
 FUNCTIONS = {
     "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "abs": abs,
     "exp": exp, "log": log, "sin": sin, "cos": cos, "tanh": tanh, "sigmoid": sigmoid,
     "relu": relu, "sqrt": sqrt, "sign": sign, "reciprocal": reciprocal, "where": where,
+    "masked_fill": masked_fill,
     "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "multiply": mul,
     "divide": div, "subtract": sub, "negative": neg, "true_divide": div, "rsub": rsub,
     "log1p": log1p, "expm1": expm1, "tan": tan, "rsqrt": rsqrt, "round": round,

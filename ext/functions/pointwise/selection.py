@@ -287,9 +287,91 @@ class Minimum(Maximum):
 
 
 def _tie_split(grad: Tensor, a: Tensor, b: Tensor, loses: Tensor) -> Tensor:
-    # Zero only where the operand loses: at a nan, which neither wins nor loses, both operands
-    # get the gradient (torch's rule).
-    return where(loses, 0.0, where(a == b, grad / 2, grad))
+    # torch's formula: half at ties, zero only where the operand loses (at a nan, which neither
+    # wins nor loses, both operands get the gradient).
+    return namespace_of(grad).where(a == b, grad / 2, grad).masked_fill(loses, 0)
+
+
+class MaskedFillScalar(BuiltinFunction):
+    """masked_fill(mask, number): the gradient passes where the mask is False."""
+
+    node_name = "MaskedFillBackward0"
+    saved_fields = ("mask",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, mask, value):
+        return x.masked_fill(mask, value)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[1])
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        return grad.masked_fill(mask, 0), None, None
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        return tangents[0].masked_fill(args[1], 0)
+
+
+class MaskedFillTensor(MaskedFillScalar):
+    """masked_fill(mask, 0-d tensor): the value gets the sum of the gradient where the mask
+    holds."""
+
+    node_name = "MaskedFillBackward1"
+    tensor_positions = (0, 2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        gx = grad.masked_fill(mask, 0) if ctx.needs_input_grad[0] else None
+        gv = namespace_of(grad).where(mask, grad, 0.0).sum() if ctx.needs_input_grad[2] else None
+        return gx, None, gv
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        x, mask, _ = args
+        tx, _, tv = tangents
+        result = None if tx is None else tx.masked_fill(mask, 0)
+        if tv is not None:
+            term = namespace_of(tv).where(mask, tv, 0.0).expand(out.shape)
+            result = term if result is None else result + term
+        return result
+
+
+_MASK_TYPES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+               "uint8": "unsigned char", "float32": "float", "float64": "double"}
+
+
+def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
+    """``x`` with ``value`` (a number or a 0-d tensor) where ``mask`` holds."""
+    md = mask._data
+    if md.dtype != np.bool_:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_MASK_TYPES.get(str(md.dtype), str(md.dtype))}")
+    d = x._data
+    if type(value) is Tensor:
+        if value._data.ndim:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value._data.ndim} dimension(s).")
+        fill = value._data.astype(d.dtype)
+    else:
+        fill = np.asarray(value).astype(d.dtype)
+    try:
+        out = wrap(np.where(md, fill, d))
+    except ValueError:
+        raise broadcast_error(d, md) from None
+    if type(value) is Tensor:
+        if STATE.grad_enabled and out._data.dtype.kind == "f" and (
+                x._requires_grad or value._requires_grad) or STATE.special:
+            record(MaskedFillTensor, out, (x, value), (x, mask, value))
+    elif x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or \
+            STATE.special:
+        record(MaskedFillScalar, out, (x,), (x, mask, value))
+    return out
 
 
 def _extremum(op: type, kernel, a, b) -> Tensor:
