@@ -524,6 +524,9 @@ CALLS = [
      RuntimeError, "unsupported operation: some elements of the input tensor and the written-to"),
     ("index_put__of_itself", lambda T: (lambda v: v.index_put_((v.long(),), v))(T.zeros(2)),
      RuntimeError, "unsupported operation: some elements of the input tensor and the written-to"),
+    *[(f"{name}_keepdim_str", lambda T, name=name: getattr(T.ones(2, 3), name)(0, keepdim="yes"),
+       TypeError, f"{name}(): argument 'keepdim' must be bool, not str")
+      for name in ("sum", "mean", "max", "min", "amax", "amin", "prod", "argmax", "argmin")],
     ("logical_or_method_number", lambda T: T.tensor([True]).logical_or(2),
      TypeError, "logical_or(): argument 'other' (position 1) must be Tensor, not int"),
     ("logical_and_number", lambda T: T.logical_and(T.tensor([True]), 1),

@@ -21,6 +21,13 @@ __all__ = ["sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std", "c
            "argmax", "argmin", "sort", "scatter", "normalize_dims", "return_types"]
 
 
+def check_keepdim(keepdim, name: str) -> None:
+    """torch's TypeError for a keepdim that is not a bool (``keepdim="yes"``)."""
+    if keepdim is not False and keepdim is not True:
+        raise TypeError(f"{name}(): argument 'keepdim' must be bool, not "
+                        f"{type(keepdim).__name__}")
+
+
 def normalize_dims(dim, ndim: int) -> tuple:
     """Dims as a sorted tuple of non-negative ints, with torch's IndexError when out of range."""
     if type(dim) is int:
@@ -119,6 +126,7 @@ def _sum_dtype(d: np.ndarray, dtype, fn: str = "sum", dim=None):
 
 def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A001
     """Sum of all elements, or over ``dim`` (an int or a tuple of ints)."""
+    check_keepdim(keepdim, "sum")
     if type(x) is not Tensor:
         raise TypeError(f"sum(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(x).__name__}")
@@ -185,6 +193,7 @@ class MeanDim(BuiltinFunction):
 
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean of all elements, or over ``dim``."""
+    check_keepdim(keepdim, "mean")
     if type(x) is not Tensor:
         raise TypeError(f"mean(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(x).__name__}")
@@ -451,6 +460,7 @@ def _extreme(x: Tensor, dim, keepdim: bool, largest: bool):
 def max(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - torch's name
     """The largest element; with ``dim``, (values, indices) along it; with a tensor, the
     elementwise maximum."""
+    check_keepdim(keepdim, "max")
     if type(dim) is Tensor:
         return namespace_of(x).maximum(x, dim)
     return _extreme(x, dim, keepdim, True)
@@ -459,6 +469,7 @@ def max(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - torch's nam
 def min(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - torch's name
     """The smallest element; with ``dim``, (values, indices) along it; with a tensor, the
     elementwise minimum."""
+    check_keepdim(keepdim, "min")
     if type(dim) is Tensor:
         return namespace_of(x).minimum(x, dim)
     return _extreme(x, dim, keepdim, False)
@@ -524,11 +535,13 @@ def _amax_amin(op: type, kernel, x: Tensor, dim, keepdim: bool) -> Tensor:
 
 def amax(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The largest values over ``dim`` (all dims when empty)."""
+    check_keepdim(keepdim, "amax")
     return _amax_amin(Amax, np.amax, x, dim, keepdim)
 
 
 def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The smallest values over ``dim`` (all dims when empty)."""
+    check_keepdim(keepdim, "amin")
     return _amax_amin(Amin, np.amin, x, dim, keepdim)
 
 
@@ -608,6 +621,7 @@ def _prod_backward(grad: Tensor, x: Tensor, dims: tuple, keepdim: bool) -> Tenso
 
 def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The product of all elements, or along ``dim``."""
+    check_keepdim(keepdim, "prod")
     d = x._data
     acc = _sum_dtype(d, dtype, "prod", dim)
     if dim is None:
@@ -727,11 +741,13 @@ def _variance(op: type, x: Tensor, dim, unbiased, keepdim: bool, correction, nam
 
 def var(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """The variance (Bessel-corrected unless ``correction``/``unbiased`` say otherwise)."""
+    check_keepdim(keepdim, "var")
     return _variance(Var, x, dim, unbiased, keepdim, correction, "var")
 
 
 def std(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """The standard deviation (Bessel-corrected unless told otherwise)."""
+    check_keepdim(keepdim, "std")
     return _variance(Std, x, dim, unbiased, keepdim, correction, "std")
 
 
@@ -794,11 +810,13 @@ def _arg(x: Tensor, dim, keepdim: bool, largest: bool) -> Tensor:
 
 def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """The index of the largest element (of the flattened tensor, or along ``dim``)."""
+    check_keepdim(keepdim, "argmax")
     return _arg(x, dim, keepdim, True)
 
 
 def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """The index of the smallest element (of the flattened tensor, or along ``dim``)."""
+    check_keepdim(keepdim, "argmin")
     return _arg(x, dim, keepdim, False)
 
 
@@ -864,11 +882,13 @@ def _truth(x: Tensor, dim, keepdim: bool, kernel) -> Tensor:
 
 def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
     """Whether any element (along ``dim``) is non-zero."""
+    check_keepdim(keepdim, "any")
     return _truth(x, dim, keepdim, np.any)
 
 
 def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
     """Whether every element (along ``dim``) is non-zero."""
+    check_keepdim(keepdim, "all")
     return _truth(x, dim, keepdim, np.all)
 
 
