@@ -479,3 +479,21 @@ def test_a_no_grad_view_of_a_dual_that_requires_grad_itself_does_not(T):
         with T.no_grad():
             v = x.view(-1)
         assert not v.requires_grad and v.is_leaf
+
+
+def test_clamp_tangent_follows_torchs_branches_including_at_nan(T):
+    fw = T.autograd.forward_ad
+    nan = float("nan")
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([1.0, 3.0, 5.0, nan]), T.tensor([1.0, 1.0, 1.0, 1.0]))
+        lo = fw.make_dual(T.tensor([2.0, 2.0, 2.0, 2.0]), T.tensor([10.0, 10.0, 10.0, 10.0]))
+        hi = fw.make_dual(T.tensor([4.0, 4.0, 1.0, 4.0]), T.tensor([100.0] * 4))
+        cases = {
+            "both": (T.clamp(x, lo, hi), [10.0, 1.0, 100.0, 1.0]),
+            "min": (T.clamp(x, lo), [10.0, 1.0, 1.0, 10.0]),
+            "max": (T.clamp(x, max=hi), [1.0, 1.0, 100.0, 100.0]),
+            "numbers": (T.clamp(x, 2.0, 4.0), [0.0, 1.0, 0.0, 0.0]),
+            "clamp_min": (x.clamp_min(lo), [10.0, 1.0, 1.0, 10.0]),
+        }
+        for name, (y, want) in cases.items():
+            assert fw.unpack_dual(y).tangent.tolist() == want, name

@@ -108,33 +108,23 @@ def _clamp_scalar(args, out, t):
 
 
 def _clamp_tensor(args, out, t):
+    # torch's clamp_jvp: a comparison with nan is False, so a nan input takes the tangent of
+    # whichever branch its comparisons fall through to.
     x, lo, hi = args
-    terms = []
-    if t[0] is not None:
-        terms.append(where(selection._inside(x, lo, hi), t[0], 0.0))
-    if t[1] is not None:
-        low = x < lo
-        if hi is not None:
-            low = logical.logical_and(low, lo <= hi)
-        terms.append(where(low, t[1], 0.0))
-    if t[2] is not None:
-        high = x > hi
-        if lo is not None:
-            high = logical.logical_or(high, lo > hi)
-        terms.append(where(high, t[2], 0.0))
-    return _sum(*terms)
+    tx, tlo, thi = (0.0 if v is None else v for v in t)
+    if lo is not None and hi is not None:
+        return where(lo > hi, thi, where(x < lo, tlo, where(x > hi, thi, tx)))
+    if lo is not None:
+        return where(x > lo, tx, tlo)
+    return where(x < hi, tx, thi)
 
 
 def _clamp_min_tensor(args, out, t):
-    x, lo = args
-    return _sum(None if t[0] is None else where(x >= lo, t[0], 0.0),
-                None if t[1] is None else where(x < lo, t[1], 0.0))
+    return _clamp_tensor((args[0], args[1], None), out, (t[0], t[1], None))
 
 
 def _clamp_max_tensor(args, out, t):
-    x, hi = args
-    return _sum(None if t[0] is None else where(x <= hi, t[0], 0.0),
-                None if t[1] is None else where(x > hi, t[1], 0.0))
+    return _clamp_tensor((args[0], None, args[1]), out, (t[0], None, t[1]))
 
 
 def _extremum(larger: bool):
