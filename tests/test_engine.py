@@ -630,3 +630,10 @@ def test_grad_with_batched_grad_outputs_gives_jacobian_rows(T):
     y = (x * x).sum()
     (batch,) = T.autograd.grad(y, x, T.tensor([1.0, 2.0, 3.0]), is_grads_batched=True)
     assert batch.tolist() == [[2.0, 4.0], [4.0, 8.0], [6.0, 12.0]]
+
+
+def test_a_gradient_reduced_to_a_0d_input_is_a_plain_sum(T):
+    a = T.tensor(-0.5, requires_grad=True)
+    y = a.maximum(T.zeros((1, 0), dtype=T.bool))
+    (g,) = T.autograd.grad(T.tan(y).sum(), [a], create_graph=True)
+    assert type(g.grad_fn).__name__ == "SumBackward0" and g.item() == 0.0

@@ -278,6 +278,8 @@ def _expandable(shape: tuple, target: tuple) -> bool:
 
 def sum_to(g: Tensor, shape: tuple) -> Tensor:
     """Sum a broadcast gradient down to ``shape`` (differentiable, for create_graph)."""
+    if not shape:
+        return g.sum()  # torch's sum_to: a 0-d target is the plain sum (no view)
     lead = g.ndim - len(shape)
     dims = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1)
