@@ -327,6 +327,9 @@ class SavedTensor:
         elif self._grad_acc is not None:
             out._requires_grad = True
             out._grad_acc = weakref.ref(self._grad_acc)
+        elif self._requires_grad:
+            # A leaf that requires grad through its base (a no_grad view) has no accumulator.
+            out._requires_grad = True
         return out
 
     def free(self) -> None:

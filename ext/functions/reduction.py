@@ -498,7 +498,9 @@ class Amax(BuiltinFunction):
         dims = ctx.dim if ctx.dim else tuple(range(x.ndim))
         sizes = tuple(x.shape)
         if not sizes:
-            return grad, None, None
+            # torch's formula for a 0-d input too: nan when the saved result no longer matches.
+            mask = x == result
+            return mask * (grad / mask.sum()), None, None
         result = _expand_back(result, dims, ctx.keepdim, sizes)
         mask = x == result
         count = _expand_back(mask.sum(dims, keepdim=True), dims, True, sizes)
