@@ -751,3 +751,14 @@ def test_max_over_empty_dim_of_nonempty_shape(T):
     res = T.tensor(f64(0, 3)).max(1)
     assert tuple(res.values.shape) == (0,)
     assert res.indices.dtype == T.int64
+
+
+def test_prod_gradient_goes_through_the_saved_result(T):
+    x = T.tensor([[1.5, 2.0], [0.5, -3.0]], requires_grad=True)
+    y = x.prod(-1)
+    gx, gy = T.autograd.grad((y * 2).sum(), [x, y], create_graph=True)
+    # the input's gradient depends on the result, so the result gets a second-order gradient
+    ggy = T.autograd.grad(gx.sum(), [y], allow_unused=True)[0]
+    assert ggy is not None
+    np.testing.assert_allclose(ggy.tolist(), [2.0 * (1 / 1.5 + 1 / 2.0),
+                                              2.0 * (1 / 0.5 - 1 / 3.0)], rtol=1e-6)

@@ -181,7 +181,7 @@ def _prod(args, out, t):
     if x.ndim == 0:
         return t[0]
     ones = out.new_ones(out.shape)
-    partials = reduction._prod_backward(ones, x, dims, keepdim)
+    partials = reduction._prod_backward(ones, x, out, dims, keepdim)
     return (partials * t[0]).sum(dims, keepdim=keepdim)
 
 

@@ -564,9 +564,9 @@ class ProdAll(BuiltinFunction):
 
     @staticmethod
     def backward(ctx, grad):
-        x, _ = ctx.saved_tensors
+        x, result = ctx.saved_tensors
         dims = tuple(range(x.ndim))
-        return _prod_backward(grad, x, dims, False)
+        return _prod_backward(grad, x, result, dims, False)
 
 
 class ProdDim(BuiltinFunction):
@@ -588,19 +588,20 @@ class ProdDim(BuiltinFunction):
 
     @staticmethod
     def backward(ctx, grad):
-        x, _ = ctx.saved_tensors
-        return _prod_backward(grad, x, (ctx.dim,), ctx.keepdim), None, None
+        x, result = ctx.saved_tensors
+        return _prod_backward(grad, x, result, (ctx.dim,), ctx.keepdim), None, None
 
 
-def _prod_backward(grad: Tensor, x: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+def _prod_backward(grad: Tensor, x: Tensor, result: Tensor, dims: tuple,
+                   keepdim: bool) -> Tensor:
     """d prod / d x_i = the product of the other elements of x_i's slice."""
     sizes = tuple(x.shape)
     g = _expand_back(grad, dims, keepdim, sizes)
     if x.ndim == 0:
         return g
     if not (x == 0).any():
-        return g * (_expand_back(x.prod(dims[0], keepdim=True) if len(dims) == 1
-                                 else x.prod(), dims, True, sizes) / x)
+        # torch's formula, through the saved result (so double backward reaches it).
+        return g * (_expand_back(result, dims, keepdim, sizes) / x)
     # With zeros, result / x is 0/0: multiply the prefix and suffix products instead, which
     # stays differentiable (double backward needs the zeros' own derivatives).
     flat = len(dims) != 1
