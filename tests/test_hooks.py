@@ -832,3 +832,16 @@ def test_exception_raised_by_a_hook_propagates_unchanged(T):
     with pytest.raises(Stop, match="from the hook"):
         (x * 2).sum().backward()
     assert x.grad is None
+
+
+def test_a_retained_grad_under_create_graph_is_a_recorded_clone(T):
+    x = T.tensor([1.5, 2.0], requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    T.autograd.grad((y ** 2).sum(), [x], create_graph=True)
+    assert type(y.grad.grad_fn).__name__ == "CloneBackward0"
+    assert y.grad.tolist() == [6.0, 8.0]
+    z = x * 3
+    z.retain_grad()
+    (z ** 2).sum().backward()
+    assert z.grad.grad_fn is None and not z.grad.requires_grad

@@ -321,7 +321,8 @@ def _tensor_pre_hooks(hooks, grads: list) -> list:
         g = grads[nr]
         t = ref()
         if g is not None and t is not None:
-            t._grad = g.detach() if t._grad is None else t._grad + g
+            # torch's retain_grad hook stores a clone (recorded under create_graph).
+            t._grad = g.clone() if t._grad is None else t._grad + g
     return grads
 
 
