@@ -235,10 +235,9 @@ def _equal(a, b) -> bool:
         return False
 
 
-def same(a, b, loose: bool = False) -> bool:
-    """Observations agree (values within the dtype's tolerance, same nan and inf). ``loose``:
-    the program computes in float32 somewhere, so a float64 value that float32 values flowed
-    into is only as exact as float32's."""
+def same(a, b, loose=False) -> bool:
+    """Observations agree (values within the dtype's tolerance, same nan and inf; ``loose``:
+    float32's tolerance for float64 values too, as they may come from float32 ones)."""
     if isinstance(a, Arr) or isinstance(b, Arr):
         if not (isinstance(a, Arr) and isinstance(b, Arr)) or a.dtype != b.dtype:
             return False
@@ -246,8 +245,8 @@ def same(a, b, loose: bool = False) -> bool:
             return False
         if np.array_equal(a.data, b.data, equal_nan=a.data.dtype.kind in "fc"):
             return True
-        kind = "float32" if loose and a.dtype == "float64" else a.dtype
-        return close(a.data, b.data, *TOLERANCE.get(kind, (0, 0)))
+        return close(a.data, b.data, *TOLERANCE["float32" if loose else a.dtype]) \
+            if a.dtype in TOLERANCE else False
     if isinstance(a, tuple) and isinstance(b, tuple):
         return len(a) == len(b) and all(same(x, y, loose) for x, y in zip(a, b))
     if isinstance(a, float) and isinstance(b, float):
@@ -289,7 +288,7 @@ class Finding:
                     return f"{f}: torch {_short(x)}, ext {_short(y)}"
         if self.category in ("grad", "hook", "tangent"):
             kt, ke = _kind(t), _kind(e)
-            return f"torch {kt}, ext {ke}" if kt != ke else "values"
+            return f"torch {kt}, ext {ke}" if kt != ke else _first_meta_difference(t, e)
         if isinstance(t, Raises) or isinstance(e, Raises):
             return f"torch {_short(t)}, ext {_short(e)}"
         return "values"
@@ -302,6 +301,23 @@ class Finding:
                 f"  torch: {_long(self.torch)}\n  ext:   {_long(self.ext)}\n"
                 f"--- repro (seed {self.prog.seed}) ---\n"
                 + render(self.prog, self.mode, self.torch_raised))
+
+
+def _first_meta_difference(t, e) -> str:
+    """``requires_grad: torch True, ext False`` for the first tensor inside ``t`` and ``e``
+    whose metadata differ, else ``values``."""
+    if isinstance(t, tuple) and isinstance(e, tuple) and len(t) == len(e):
+        if t and t[0] == "T" and e[0] == "T":
+            fields = ("shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "retains_grad")
+            for f, x, y in zip(fields, t[1], e[1]):
+                if not same(x, y):
+                    return f"{f}: torch {_short(x)}, ext {_short(y)}"
+            return "values"
+        for x, y in zip(t, e):
+            d = _first_meta_difference(x, y)
+            if d != "values":
+                return d
+    return "values"
 
 
 def _kind(x) -> str:
@@ -355,7 +371,8 @@ def compare(prog: Program, mode: str, stats: Counter | None = None) -> Finding |
     rt = Recorder(torch, prog, mode)
     tt = rt.run()
     te = Recorder(ext, prog, mode).run()
-    loose = any(st.dtype == "float32" for st in prog.stmts)
+    # float64 values computed from float32 ones carry float32's rounding
+    loose = any(type(x[3]) is Arr and x[3].dtype == "float32" for x in tt)
     for a, b in zip(tt, te):
         if a[:3] != b[:3] or not (_equal(a[3], b[3]) or same(a[3], b[3], loose)):
             label = a[1] if a[:3] == b[:3] else f"{a[1]} / ext: {b[1]}"
@@ -527,6 +544,16 @@ def _pool_map(jobs, fn, tasks, split=None, progress=None):
     return results
 
 
+def _examples(group, k):
+    """The ``k`` shortest programs of a signature, from distinct seeds."""
+    out, seeds = [], set()
+    for x in sorted(group):
+        if x[1] not in seeds:
+            out.append(x)
+            seeds.add(x[1])
+    return out[:k]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("count", type=int, nargs="?", default=10000)
@@ -536,6 +563,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-shrink", action="store_true")
     ap.add_argument("--depth", type=int, default=3, help="mismatches looked for per program")
     ap.add_argument("--show", type=int, default=200, help="signatures shown with a repro")
+    ap.add_argument("--examples", type=int, default=1,
+                    help="programs shrunk and shown per signature (distinct seeds)")
     args = ap.parse_args(argv)
     modes = tuple(args.modes.split(","))
     start = time.perf_counter()
@@ -548,8 +577,8 @@ def main(argv=None) -> int:
     done = 0
     singles = lambda task: [([s], *task[1:]) for s in task[0]]  # noqa: E731
     def progress(n):
-        if n % 50 == 0:
-            print(f"  {n * 10} programs, {time.perf_counter() - start:.0f} s", file=sys.stderr)
+        if n % 100 == 0:
+            print(f"  {n} tasks done, {time.perf_counter() - start:.0f} s", file=sys.stderr)
 
     for task, res in _pool_map(args.jobs, run_chunk, chunks, singles, progress):
         if res is None:
@@ -582,18 +611,18 @@ def main(argv=None) -> int:
     shown = order[: args.show]
     reports = {}
     if shown and not args.no_shrink:
-        tasks = [min(groups[s])[1:] for s in shown]
+        tasks = [x[1:] for s in shown for x in _examples(groups[s], args.examples)]
         for task, text in _pool_map(args.jobs, shrink_seed, tasks):
             reports[task] = text or "(shrinking crashed)"
     print()
     for sig in order:
-        task = min(groups[sig])[1:]
         modes_seen = Counter(x[2] for x in groups[sig])
         print(f"=== {len(groups[sig])} x  {sig}   [modes: "
               + ", ".join(f"{m} {c}" for m, c in modes_seen.most_common()) + "]")
-        if task in reports:
-            print(reports[task])
-            print()
+        for x in _examples(groups[sig], args.examples):
+            if x[1:] in reports:
+                print(reports[x[1:]])
+                print()
     print(f"total: {time.perf_counter() - start:.1f} s")
     return 1 if groups or errors else 0
 

@@ -892,6 +892,150 @@ def bad_call(g: Gen):
 
 
 # -------------------------------------------------------------------------------------------
+# Motifs: short compositions where views, versions, grad modes and Functions meet
+# -------------------------------------------------------------------------------------------
+
+def _nonleaf_copy(g: Gen, a: str) -> str | None:
+    c = g.fresh()
+    return c if g.emit(f"{c} = {a} * 1", "mul", g.dt(a), (c,)) else None
+
+
+def motif(g: Gen):
+    kind = g.choice(("unbind_write", "view_then_setitem", "expand_then_write", "nograd_view",
+                     "viewout_then_write", "piece_copy", "setitem_other_dtype",
+                     "inference_then_write", "reflected_pow", "special_values", "one_element",
+                     "clamp_equal_bounds", "index_put_empty", "loss_mixed_dtypes",
+                     "transposed_write"))
+    a = g.pick_float()
+    dt = g.dt(a)
+    shape = g.shape(a)
+    if kind == "unbind_write":
+        base = g.pick(lambda t: t.dim() >= 1 and 1 <= t.shape[0] <= 4 and not (
+            t.is_leaf and t.requires_grad)) or g.leaf(dt, (3,), rg=False)
+        n = g.shape(base)[0]
+        pieces = [g.fresh() for _ in range(n)]
+        lhs = ", ".join(pieces) + ("," if n == 1 else "")
+        rhs = g.choice((f"{base}.unbind(0)", base))
+        if g.emit(f"{lhs} = {rhs}", "unbind" if "unbind" in rhs else "iterate", g.dt(base),
+                  tuple(pieces)):
+            target = g.choice((base, pieces[0]))
+            g.emit(f"{target}.{g.choice(('mul_(2)', 'add_(10)', 'neg_()'))}",
+                   "inplace.piece_or_base", g.dt(base), check=False)
+    elif kind == "view_then_setitem":
+        base = g.leaf(dt, shape or (3,), rg=False) if g.coin() else _nonleaf_copy(g, a)
+        if base is None:
+            return
+        v = g.fresh()
+        bshape = g.shape(base)
+        g.emit(f"{v} = {base}.view({tuple(_factor(g, bshape))!r})", "view", dt, (v,))
+        idx = g.index_expr(bshape, write=True)
+        ishape = g.indexed_shape(base, idx) or ()
+        w = g.leaf(dt, ishape, rg=True)
+        g.emit(f"{base}[{idx}] = {w}", "inplace.setitem_t", dt, check=False)
+    elif kind == "expand_then_write":
+        y = _nonleaf_copy(g, a)
+        if y is None:
+            return
+        v = g.fresh()
+        new = tuple([g.integer(1, 3)] + list(shape))
+        g.emit(f"{v} = {y}.expand({new!r})", "expand", dt, (v,))
+        g.emit(f"{y}.mul_(2)", "inplace.mul_s", dt, check=False)
+    elif kind == "nograd_view":
+        y = _nonleaf_copy(g, a) if g.coin(0.7) else a
+        if y is None:
+            return
+        v = g.fresh()
+        ctx = g.choice(("T.no_grad()", "T.inference_mode()", "T.set_grad_enabled(False)"))
+        g.emit(f"with {ctx}:\n    {v} = {y}[{g.index_expr(g.shape(y))}]",
+               "mode." + ctx[2:].split("(")[0], dt, (v,))
+        g.emit(f"{y}.mul_(2)", "inplace.mul_s", dt, check=False)
+        w = g.fresh()
+        g.emit(f"{w} = {v}.reshape(-1) * 2", "reshape", dt, (w,))
+    elif kind == "viewout_then_write":
+        g.use_class("ViewOut")
+        y = _nonleaf_copy(g, a)
+        if y is None:
+            return
+        v = g.fresh()
+        g.emit(f"{v} = ViewOut.apply({y})", "Function.ViewOut", dt, (v,))
+        g.emit(g.choice((f"{y} += 1", f"{y}.mul_(2)", f"{v}[None].add_(1)")),
+               "inplace.after_view_function", dt, check=False)
+    elif kind == "piece_copy":
+        base = g.pick(lambda t: t.dim() >= 1 and t.shape[0] >= 2 and not t.requires_grad) \
+            or g.leaf(dt, (4,), rg=False)
+        p, q = g.fresh(), g.fresh()
+        n = g.shape(base)[0]
+        k = g.integer(1, n - 1)
+        if g.emit(f"{p}, {q} = {base}.split([{k}, {n - k}])", "split", g.dt(base), (p, q)):
+            w = g.leaf(g.dt(base) if g.dt(base) in FLOATS else dt, g.shape(q), rg=True)
+            g.emit(g.choice((f"{q}.copy_({w})", f"{q}.add_({w})", f"{q}[0] = {w}[0]")),
+                   "inplace.piece", g.dt(base), check=False)
+    elif kind == "setitem_other_dtype":
+        y = _nonleaf_copy(g, a) if shape else None
+        if y is None:
+            return
+        n = shape[0]
+        idx = list(dict.fromkeys(g.integer(0, n - 1) for _ in range(2)))
+        other = "float32" if dt == "float64" else "float64"
+        w = g.leaf(other, (len(idx),) + shape[1:] if g.coin() else (1,) + shape[1:],
+                   rg=g.coin())
+        g.emit(f"{y}[T.tensor({idx!r})] = {w}", "inplace.setitem_index_dtype", dt,
+               check=False)
+    elif kind == "inference_then_write":
+        b = g.fresh()
+        g.emit(f"with T.inference_mode():\n    {b} = {a} * 2", "mode.inference_mode", dt, (b,))
+        g.emit(g.choice((f"{b}.div_(2.0)", f"{b}.add_(1)", f"{b}[...] = 0.5")),
+               "inplace.inference_tensor", dt, check=False)
+    elif kind == "reflected_pow":
+        i = g.pick(lambda t: t.dtype == torch.int64) or g.leaf("int64")
+        out = g.fresh()
+        code = g.choice((f"(-2.0) ** {a}", f"(-0.5) ** {a}", f"2 ** {i}", f"{i} ** {i}",
+                         f"T.tensor(0) ** {i}", f"{i}.pow(-1)", f"3 ** {i}"))
+        g.emit(f"{out} = {code}", "pow.reflected", dt if a in code else "int64", (out,))
+    elif kind == "special_values":
+        x = g.leaf(dt, shape or (2,), rg=True)
+        if g.coin(0.2):
+            g.emit(f"{x}.data[...] = T.tensor({g.choice(('nan', 'inf', '-inf'))})",
+                   "data_write", dt, check=False)
+        out = g.fresh()
+        vals = g.choice(("nan", "inf", "-inf", "0.0"))
+        y = g.fresh()
+        g.emit(f"{y} = T.where({x} > 0, {x}, {vals})", "where", dt, (y,), guards=[(x, 0.0)],
+               check=False)
+        op = g.choice((f"{y}.sign()", f"T.relu({y})", f"T.maximum({y}, {a})", f"{a} / {y}",
+                       f"T.minimum({a}, {y})", f"{y}.max()", f"{a}.max() * {y}"))
+        g.emit(f"{out} = {op}", "special." + op.split("(")[0].split(".")[-1].split(" ")[-1],
+               dt, (out,), check=False)
+    elif kind == "one_element":
+        out = g.fresh()
+        op = g.choice(("var()", "std()", "var(0)", "var(correction=0)", "std(0)"))
+        g.emit(f"{out} = {a}.reshape(-1)[:1].{op}", op.split("(")[0], dt, (out,), check=False)
+    elif kind == "clamp_equal_bounds":
+        t = g.partner(a, into=True)
+        out = g.fresh()
+        g.emit(f"{out} = T.clamp({a}, {t}, {t}.clone())", "clamp.equal_bounds", dt, (out,),
+               guards=[(f"{a} - {t}", 0.0)])
+    elif kind == "index_put_empty":
+        k = g.integer(1, 3)
+        e = g.pick(lambda t: t.dim() >= 1 and t.shape[0] == 0) or g.leaf(dt, (0, k))
+        es = g.shape(e)
+        out = g.fresh()
+        g.emit(f"{out} = {e}.index_put((T.tensor([0, 0]),), T.zeros({(1,) + es[1:]!r}, "
+               f"dtype={e}.dtype))", "index_put.empty", g.dt(e), (out,))
+    elif kind == "loss_mixed_dtypes":
+        b = g.pick(lambda t: t.dtype in (torch.bool, torch.int64)) or g.leaf("bool")
+        out = g.fresh()
+        g.emit(f"{out} = T.nn.functional.mse_loss({b}, {a})", "mse_loss", g.dt(b), (out,))
+    else:
+        y = _nonleaf_copy(g, a)
+        if y is None or len(shape) < 1:
+            return
+        view = f"{y}.t()" if len(shape) <= 2 else f"{y}.transpose(0, 1)"
+        g.emit(f"{view}.{g.choice(('tanh_()', 'sigmoid_()', 'mul_(2)', 'exp_()'))}",
+               "inplace.transposed", dt, check=False)
+
+
+# -------------------------------------------------------------------------------------------
 # Programs
 # -------------------------------------------------------------------------------------------
 
@@ -901,7 +1045,7 @@ FAMILIES = {
     "shape": (shape_op, 7), "index": (index_op, 3), "matmul": (matmul, 2), "nn": (nn_op, 2),
     "inplace": (inplace, 7), "hook": (hook, 4), "detach": (detach, 1),
     "function": (function, 3), "grad_mode": (grad_mode, 2), "backward": (backward_mid, 1),
-    "bad": (bad_call, 1),
+    "bad": (bad_call, 1), "motif": (motif, 4),
 }
 
 

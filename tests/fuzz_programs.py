@@ -248,7 +248,7 @@ class Gen:
         self.names: list[str] = []  # tensor values, in order of creation
         self.classes: list[str] = []
         self.count = 0
-        self.specials = self.r.random() < 0.15  # this program's leaves may hold nan and inf
+        self.specials = self.r.random() < 0.3  # this program's leaves may hold nan and inf
 
     # -- draws ------------------------------------------------------------------------------
     def choice(self, seq):
