@@ -497,3 +497,17 @@ def test_clamp_tangent_follows_torchs_branches_including_at_nan(T):
         }
         for name, (y, want) in cases.items():
             assert fw.unpack_dual(y).tangent.tolist() == want, name
+
+
+def test_a_view_made_in_inference_mode_reads_its_tangent_from_what_it_views(T):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([0.5, 1.5, 2.5], dtype=T.float64),
+                         T.tensor([1.0, 2.0, 3.0], dtype=T.float64)).requires_grad_()
+        with T.inference_mode():
+            v = x.view(-1)[1:]
+            w = v.unsqueeze(0)
+            y = x * 2
+        assert fw.unpack_dual(v).tangent.tolist() == [2.0, 3.0]
+        assert fw.unpack_dual(w).tangent.tolist() == [[2.0, 3.0]]
+        assert fw.unpack_dual(y).tangent is None

@@ -71,6 +71,8 @@ def make_view(out: Tensor, x: Tensor, creation: int = DEFAULT, op: str = "") -> 
     elif creation == DEFAULT and info is not None:
         creation = info.creation
     out._view = ViewInfo(base, creation, 0 if vc is False else vc[0], op)
+    if STATE.inference and STATE.fw_level is not None:
+        _inherit_tangent(out, x)
     if vc is False:
         return out  # a view of an inference tensor is one too, and never requires grad
     if base._requires_grad:
@@ -79,6 +81,19 @@ def make_view(out: Tensor, x: Tensor, creation: int = DEFAULT, op: str = "") -> 
         out._requires_grad = True
     follow_base_requires_grad(out, vc)
     return out
+
+
+def _inherit_tangent(view: Tensor, x: Tensor) -> None:
+    # Inference mode turns the ops' forward rules off, but as in torch a view still reads its
+    # tangent from the tensor it views.
+    from ..autograd.forward_ad import set_tangent, tangent_of
+
+    tangent = tangent_of(x)
+    xd = x._data
+    # (read through x's own layout, which _positions can do when x has no gaps)
+    if tangent is not None and (xd.flags.c_contiguous or xd.flags.f_contiguous):
+        positions = _positions(view, x)
+        set_tangent(view, wrap(np.take(tangent._data, positions)))
 
 
 def follow_base_requires_grad(view: Tensor, vc: list) -> None:
