@@ -527,6 +527,10 @@ CALLS = [
     *[(f"{name}_keepdim_str", lambda T, name=name: getattr(T.ones(2, 3), name)(0, keepdim="yes"),
        TypeError, f"{name}(): argument 'keepdim' must be bool, not str")
       for name in ("sum", "mean", "max", "min", "amax", "amin", "prod", "argmax", "argmin")],
+    ("max_dim_none", lambda T: T.ones(2, 3).max(dim=None),
+     TypeError, "max() received an invalid combination of arguments - got (dim=NoneType, )"),
+    ("min_dim_none", lambda T: T.ones(2, 3).min(dim=None),
+     TypeError, "min() received an invalid combination of arguments - got (dim=NoneType, )"),
     ("logical_or_method_number", lambda T: T.tensor([True]).logical_or(2),
      TypeError, "logical_or(): argument 'other' (position 1) must be Tensor, not int"),
     ("logical_and_number", lambda T: T.logical_and(T.tensor([True]), 1),

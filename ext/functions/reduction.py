@@ -457,22 +457,32 @@ def _extreme(x: Tensor, dim, keepdim: bool, largest: bool):
     return result(values, indices)
 
 
-def max(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - torch's name
+# max() and min() take no dim, or an int one: an explicit None is refused, as in torch.
+_NO_DIM = object()
+
+
+def max(x: Tensor, dim=_NO_DIM, keepdim: bool = False):  # noqa: A001 - torch's name
     """The largest element; with ``dim``, (values, indices) along it; with a tensor, the
     elementwise maximum."""
     check_keepdim(keepdim, "max")
     if type(dim) is Tensor:
         return namespace_of(x).maximum(x, dim)
-    return _extreme(x, dim, keepdim, True)
+    if dim is None:
+        raise TypeError("max() received an invalid combination of arguments - got "
+                        "(dim=NoneType, )")
+    return _extreme(x, None if dim is _NO_DIM else dim, keepdim, True)
 
 
-def min(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - torch's name
+def min(x: Tensor, dim=_NO_DIM, keepdim: bool = False):  # noqa: A001 - torch's name
     """The smallest element; with ``dim``, (values, indices) along it; with a tensor, the
     elementwise minimum."""
     check_keepdim(keepdim, "min")
     if type(dim) is Tensor:
         return namespace_of(x).minimum(x, dim)
-    return _extreme(x, dim, keepdim, False)
+    if dim is None:
+        raise TypeError("min() received an invalid combination of arguments - got "
+                        "(dim=NoneType, )")
+    return _extreme(x, None if dim is _NO_DIM else dim, keepdim, False)
 
 
 class Amax(BuiltinFunction):
