@@ -1069,3 +1069,18 @@ def test_maximum_gradient_is_torchs_masked_fill_of_a_tie_split(T):
     (ga, gb) = T.autograd.grad((T.maximum(a, b) * a).sum(), [a, b], create_graph=True)
     assert type(gb.grad_fn).__name__ == "MaskedFillBackward0"
     assert ga.tolist() == [1.5, 3.0, 10.0] and gb.tolist() == [0.5, 2.0, 0.0]
+
+
+@pytest.mark.parametrize(("fn", "node"), [("tanh", "TanhBackwardBackward0"),
+                                          ("sigmoid", "SigmoidBackwardBackward0")])
+def test_tanh_and_sigmoid_gradients_with_create_graph_are_one_node(T, fn, node):
+    x = T.tensor([0.5, -1.2, 2.0], dtype=T.float64, requires_grad=True)
+    y = getattr(T, fn)(x)
+    (g,) = T.autograd.grad((y * T.tensor([1.0, 2.0, 3.0], dtype=T.float64)).sum(), [x],
+                           create_graph=True)
+    assert type(g.grad_fn).__name__ == node
+    assert g.grad_fn._saved_output.tolist() == y.tolist()
+    # third order runs through the gradient node's own backward
+    assert T.autograd.gradgradcheck(
+        lambda x: T.autograd.grad(getattr(T, fn)(x).pow(2).sum(), [x], create_graph=True)[0],
+        (x,))

@@ -163,7 +163,51 @@ class Tanh(SavesResult):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
+        return tanh_backward(grad, y)
+
+
+class TanhBackward(BuiltinFunction):
+    """tanh's gradient as one op, f(g, y) = g * (1 - y²) with y = tanh x, as torch's
+    tanh_backward: d/dg = f(gg, y), d/dy = -2 * gg * g * y."""
+
+    node_name = "TanhBackwardBackward0"
+    saved_fields = ("grad_output", "output")
+
+    @staticmethod
+    def forward(grad, y):
+        return tanh_backward(grad, y)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, y = ctx.saved_tensors
+        return (tanh_backward(gg, y) if ctx.needs_input_grad[0] else None,
+                -2 * gg * grad * y if ctx.needs_input_grad[1] else None)
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        grad, y = args
+        tg, ty = tangents
+        result = None if tg is None else tanh_backward(tg, y)
+        if ty is not None:
+            term = -2 * grad * y * ty
+            result = term if result is None else result + term
+        return result
+
+
+def tanh_backward(grad, y):
+    """The gradient of tanh's input for ``grad``, given its result ``y`` (one node when
+    either requires grad)."""
+    if type(grad) is not Tensor:
         return grad * (1 - y * y)
+    yd = y._data
+    out = wrap(grad._data * (1 - yd * yd))
+    if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
+        record(TanhBackward, out, (grad, y), (grad, y))
+    return out
 
 
 def tanh(x: Tensor) -> Tensor:
@@ -180,7 +224,51 @@ class Sigmoid(SavesResult):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
+        return sigmoid_backward(grad, y)
+
+
+class SigmoidBackward(BuiltinFunction):
+    """sigmoid's gradient as one op, f(g, y) = g * (1 - y) * y with y = σ(x), as torch's
+    sigmoid_backward: d/dg = f(gg, y), d/dy = gg * g * (1 - 2y)."""
+
+    node_name = "SigmoidBackwardBackward0"
+    saved_fields = ("grad_output", "output")
+
+    @staticmethod
+    def forward(grad, y):
+        return sigmoid_backward(grad, y)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, y = ctx.saved_tensors
+        return (sigmoid_backward(gg, y) if ctx.needs_input_grad[0] else None,
+                gg * grad * (1 - 2 * y) if ctx.needs_input_grad[1] else None)
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        grad, y = args
+        tg, ty = tangents
+        result = None if tg is None else sigmoid_backward(tg, y)
+        if ty is not None:
+            term = grad * (1 - 2 * y) * ty
+            result = term if result is None else result + term
+        return result
+
+
+def sigmoid_backward(grad, y):
+    """The gradient of sigmoid's input for ``grad``, given its result ``y`` (one node when
+    either requires grad)."""
+    if type(grad) is not Tensor:
         return grad * ((1 - y) * y)
+    yd = y._data
+    out = wrap(grad._data * ((1 - yd) * yd))
+    if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
+        record(SigmoidBackward, out, (grad, y), (grad, y))
+    return out
 
 
 def _sigmoid_kernel(d):
