@@ -861,3 +861,19 @@ def test_in_place_on_an_input_a_function_returned_as_is_fails(T):  # E27
     assert "You can fix this by cloning the output of the custom Function." in message
 
     (out.clone().add_(1) * 2).sum().backward()
+
+
+def test_copy_into_an_integer_split_piece_ignores_a_source_that_requires_grad(T):
+    x = T.tensor([[1, 2], [3, 4], [5, 6]])
+    a, b = x.split([1, 2])
+    v = T.tensor([1.5, 2.5], requires_grad=True)
+    b[0] = v  # copy_: an integer result is not differentiable
+    b.copy_(T.tensor([[7.5, 8.5], [9.5, 1.5]], requires_grad=True))
+    assert x.tolist() == [[1, 2], [7, 8], [9, 1]]
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being "
+                                           "modified inplace"):
+        b.fill_(v[0])  # fill_ with a tensor checks whatever the dtype, as torch does
+    f = T.ones(3, 2)
+    c, d = f.split([1, 2])
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode"):
+        d.copy_(T.ones(2, 2, requires_grad=True))

@@ -280,7 +280,8 @@ def _dense(d: np.ndarray) -> bool:
 def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     """Modify ``t`` in place to ``op(t, *args, **kwargs)`` with torch's autograd semantics."""
     requires_grad = t._requires_grad
-    if not requires_grad:
+    if not requires_grad and (op is not _copied or t._data.dtype.kind == "f"):
+        # (torch's copy_ into an integer or bool tensor ignores a source that requires grad)
         for a in (*args, *kwargs.values()) if kwargs else args:
             if type(a) is Tensor and a._requires_grad:
                 requires_grad = True
