@@ -366,37 +366,59 @@ def render(prog: Program, mode: str = "plain", raised=frozenset(), backend="torc
     return "\n".join(lines + body)
 
 
-def compare(prog: Program, mode: str, stats: Counter | None = None) -> Finding | None:
-    """Run ``prog`` under ``mode`` on both engines; the first difference, or None."""
+def compare_all(prog: Program, mode: str, stats: Counter | None = None) -> list[Finding]:
+    """Run ``prog`` under ``mode`` on both engines: the first difference, then the first later
+    statement whose outcome differs (one engine raising where the other runs), if any.
+
+    The second is often the first one's consequence, but not always: a view that ext gives the
+    wrong ``requires_grad`` can also hide a missing error on its later use."""
     rt = Recorder(torch, prog, mode)
     tt = rt.run()
     te = Recorder(ext, prog, mode).run()
+    raised = frozenset(rt.raised)
     # float64 values computed from float32 ones carry float32's rounding
     loose = any(type(x[3]) is Arr and x[3].dtype == "float32" for x in tt)
+    found: list[Finding] = []
     for a, b in zip(tt, te):
         if a[:3] != b[:3] or not (_equal(a[3], b[3]) or same(a[3], b[3], loose)):
-            label = a[1] if a[:3] == b[:3] else f"{a[1]} / ext: {b[1]}"
-            return Finding(prog, mode, a[0], label, a[2], a[3], b[3], frozenset(rt.raised))
-        if stats is not None:
+            if not found:
+                label = a[1] if a[:3] == b[:3] else f"{a[1]} / ext: {b[1]}"
+                found.append(Finding(prog, mode, a[0], label, a[2], a[3], b[3], raised))
+            elif a[0] > found[0].stmt and a[1] == b[1] == "outcome":
+                found.append(Finding(prog, mode, a[0], "outcome", a[2], a[3], b[3], raised))
+                break
+        elif stats is not None and not found:
             stats[a[2]] += 1
-    if len(tt) != len(te):
+    if not found and len(tt) != len(te):
         k = min(len(tt), len(te))
         a = tt[k] if k < len(tt) else te[k]
-        return Finding(prog, mode, a[0], "observations end", "outcome",
-                       len(tt), len(te), frozenset(rt.raised))
-    return None
+        found.append(Finding(prog, mode, a[0], "observations end", "outcome", len(tt), len(te),
+                             raised))
+    return found
+
+
+def compare(prog: Program, mode: str, stats: Counter | None = None) -> Finding | None:
+    """Run ``prog`` under ``mode`` on both engines; the first difference, or None."""
+    found = compare_all(prog, mode, stats)
+    return found[0] if found else None
+
+
+def first_findings(prog: Program, modes=MODES, stats=None, coverage=None) -> list[Finding]:
+    """The first mismatching mode's findings (``compare_all``), or []; the modes after it are
+    not run."""
+    for mode in modes:
+        found = compare_all(prog, mode, stats)
+        if coverage is not None:
+            coverage.update((st.op, mode, st.dtype) for st in prog.stmts)
+        if found:
+            return found
+    return []
 
 
 def first_finding(prog: Program, modes=MODES, stats=None, coverage=None) -> Finding | None:
-    """The first mode's first difference (None when ext agrees with torch in every mode);
-    the modes after a mismatching one are not run."""
-    for mode in modes:
-        f = compare(prog, mode, stats)
-        if coverage is not None:
-            coverage.update((st.op, mode, st.dtype) for st in prog.stmts)
-        if f is not None:
-            return f
-    return None
+    """The first mode's first difference (None when ext agrees with torch in every mode)."""
+    found = first_findings(prog, modes, stats, coverage)
+    return found[0] if found else None
 
 
 def shrink(f: Finding, budget: float = 30.0) -> Finding:
@@ -408,9 +430,9 @@ def shrink(f: Finding, budget: float = 30.0) -> Finding:
     def attempt(stmts):
         prog = best.prog.with_stmts(stmts)
         with contextlib.suppress(Exception):
-            g = compare(prog, best.mode)
-            if g is not None and g.signature == want:
-                return g
+            for g in compare_all(prog, best.mode):
+                if g.signature == want:
+                    return g
         return None
 
     changed = True
@@ -435,14 +457,6 @@ def shrink(f: Finding, budget: float = 30.0) -> Finding:
 # The long run
 # -------------------------------------------------------------------------------------------
 
-class ProgramTimeout(BaseException):
-    """A program ran over ``TIMEOUT`` (not an ``Exception``: statements do not catch it)."""
-
-
-def _alarm(signum, frame):
-    raise ProgramTimeout
-
-
 def program_of(seed: int, removed=()) -> Program:
     """The program of ``seed`` without the statements at indices ``removed``."""
     prog = draw_program(seed)
@@ -457,23 +471,24 @@ def run_seed(seed: int, modes=MODES, depth=3) -> dict:
     stats: Counter = Counter()
     coverage: set = set()
     out = {"seed": seed, "stats": stats, "coverage": coverage, "findings": [], "error": None}
-    old = signal.signal(signal.SIGALRM, _alarm)
+    # A program running over its time ends the process (an exception raised into torch's
+    # engine could leave it locked): the pool reports it like a crash.
+    old = signal.signal(signal.SIGALRM, signal.SIG_DFL)
     signal.alarm(TIMEOUT * depth)
     try:
         prog = draw_program(seed)
         alive = list(range(len(prog.stmts)))  # original indices of the statements kept
         for k in range(depth):
-            f = first_finding(prog, modes, None if k else stats, None if k else coverage)
-            if f is None:
+            found = first_findings(prog, modes, None if k else stats, None if k else coverage)
+            if not found:
                 break
+            f = found[0]
             removed = tuple(i for i in range(max(alive) + 1) if i not in alive)
-            out["findings"].append((f.signature, f.mode, len(prog.stmts), removed))
+            out["findings"] += [(g.signature, g.mode, len(prog.stmts), removed) for g in found]
             if f.stmt >= len(prog.stmts):
                 break
             del alive[f.stmt]
             prog = prog.with_stmts(st for i, st in enumerate(prog.stmts) if i != f.stmt)
-    except ProgramTimeout:
-        out["error"] = "timeout"
     except BaseException as e:  # noqa: BLE001 - the run goes on, the failure is reported
         out["error"] = f"harness {type(e).__name__}: {str(e)[:200]}"
     finally:
@@ -486,9 +501,11 @@ def run_chunk(seeds, modes, depth) -> list[dict]:
     return [run_seed(s, modes, depth) for s in seeds]
 
 
-def shrink_seed(seed: int, mode: str, removed=()) -> str:
-    """The shrunk report of the mismatch of ``seed``'s program (less ``removed``) in ``mode``."""
-    f = compare(program_of(seed, removed), mode)
+def shrink_seed(seed: int, mode: str, removed=(), signature=None) -> str:
+    """The shrunk report of the mismatch of ``seed``'s program (less ``removed``) in ``mode``
+    (the one of ``signature`` if given)."""
+    found = compare_all(program_of(seed, removed), mode)
+    f = next((g for g in found if signature in (None, g.signature)), None)
     if f is None:
         return f"seed {seed}: no mismatch under {mode} when run again"
     return shrink(f).report()
@@ -582,8 +599,8 @@ def main(argv=None) -> int:
 
     for task, res in _pool_map(args.jobs, run_chunk, chunks, singles, progress):
         if res is None:
-            errors += [f"seed {s}: the process running it died (an engine crashed)"
-                       for s in task[0]]
+            errors += [f"seed {s}: the process running it died (an engine crashed, or the "
+                       f"program ran over {TIMEOUT * args.depth} s)" for s in task[0]]
             continue
         for r in res:
             done += 1
@@ -611,7 +628,7 @@ def main(argv=None) -> int:
     shown = order[: args.show]
     reports = {}
     if shown and not args.no_shrink:
-        tasks = [x[1:] for s in shown for x in _examples(groups[s], args.examples)]
+        tasks = [(*x[1:], s) for s in shown for x in _examples(groups[s], args.examples)]
         for task, text in _pool_map(args.jobs, shrink_seed, tasks):
             reports[task] = text or "(shrinking crashed)"
     print()
@@ -620,8 +637,8 @@ def main(argv=None) -> int:
         print(f"=== {len(groups[sig])} x  {sig}   [modes: "
               + ", ".join(f"{m} {c}" for m, c in modes_seen.most_common()) + "]")
         for x in _examples(groups[sig], args.examples):
-            if x[1:] in reports:
-                print(reports[x[1:]])
+            if (*x[1:], sig) in reports:
+                print(reports[(*x[1:], sig)])
                 print()
     print(f"total: {time.perf_counter() - start:.1f} s")
     return 1 if groups or errors else 0

@@ -729,6 +729,12 @@ def _write(g: Gen, target: str):
     return code, op
 
 
+def _expanded(t) -> bool:
+    """Several elements share memory: writing into it is deprecated in torch (and crashes
+    torch 2.13 in some sequences with hooks), so the programs do not."""
+    return any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape))
+
+
 def inplace(g: Gen):
     kind = g.choice(("clone", "direct", "direct", "piece", "leaf", "nograd_leaf"))
     if kind == "clone":
@@ -738,11 +744,11 @@ def inplace(g: Gen):
                       (c,)):
             return
     elif kind in ("direct", "piece"):
-        c = g.pick(lambda t: not t.is_leaf)
+        c = g.pick(lambda t: not t.is_leaf and not _expanded(t))
         if c is None:
             return
     else:
-        c = g.pick(lambda t: t.is_leaf) or g.leaf()
+        c = g.pick(lambda t: t.is_leaf and not _expanded(t)) or g.leaf()
     target = _view_target(g, c)
     code, op = _write(g, target)
     if kind == "nograd_leaf":
@@ -807,7 +813,8 @@ def function(g: Gen):
         a = f"{a}[{g.index_expr(g.shape(a), write=True, adv=False)}]"  # a view, maybe of a leaf
     elif name in ("Dirty", "DirtyTwo") and g.coin(0.7):
         c = g.fresh()
-        g.emit(f"{c} = {a} * 1", "mul", dt, (c,))
+        if not g.emit(f"{c} = {a} * 1", "mul", dt, (c,)):
+            return
         a = c if g.coin(0.7) else f"{c}[{g.index_expr(g.shape(c), write=True, adv=False)}]"
     outs = [g.fresh()]
     if name in ("Two", "NonDiff", "NoMat", "DirtyTwo"):
@@ -971,7 +978,7 @@ def motif(g: Gen):
             g.emit(g.choice((f"{q}.copy_({w})", f"{q}.add_({w})", f"{q}[0] = {w}[0]")),
                    "inplace.piece", g.dt(base), check=False)
     elif kind == "setitem_other_dtype":
-        y = _nonleaf_copy(g, a) if shape else None
+        y = _nonleaf_copy(g, a) if shape and shape[0] else None
         if y is None:
             return
         n = shape[0]
