@@ -1023,7 +1023,7 @@ def motif(g: Gen):
         g.emit(f"{out} = T.clamp({a}, {t}, {t}.clone())", "clamp.equal_bounds", dt, (out,),
                guards=[(f"{a} - {t}", 0.0)])
     elif kind == "index_put_empty":
-        k = g.integer(1, 3)
+        k = g.integer(0, 3)
         e = g.pick(lambda t: t.dim() >= 1 and t.shape[0] == 0) or g.leaf(dt, (0, k))
         es = g.shape(e)
         out = g.fresh()
