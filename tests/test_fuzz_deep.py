@@ -14,7 +14,7 @@ import pytest
 from fuzz_deep import first_finding, shrink
 from fuzz_families import draw_program
 
-SEEDS = range(250)
+SEEDS = range(400)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
