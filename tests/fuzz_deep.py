@@ -477,13 +477,14 @@ def run_seed(seed: int, modes=MODES, depth=3) -> dict:
     signal.alarm(TIMEOUT * depth)
     try:
         prog = draw_program(seed)
-        alive = list(range(len(prog.stmts)))  # original indices of the statements kept
+        total = len(prog.stmts)
+        alive = list(range(total))  # original indices of the statements kept
         for k in range(depth):
             found = first_findings(prog, modes, None if k else stats, None if k else coverage)
             if not found:
                 break
             f = found[0]
-            removed = tuple(i for i in range(max(alive) + 1) if i not in alive)
+            removed = tuple(sorted(set(range(total)) - set(alive)))
             out["findings"] += [(g.signature, g.mode, len(prog.stmts), removed) for g in found]
             if f.stmt >= len(prog.stmts):
                 break
