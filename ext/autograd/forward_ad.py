@@ -86,7 +86,8 @@ def tangent_of(t: Tensor) -> Tensor | None:
     if info is not None and (fw is None or fw[2] != _version(t)):
         base_fw = getattr(info.base, "_fw_grad", None)
         if base_fw is not None and base_fw[0] == level:
-            from ..functions.inplace import _positions, as_strided
+            from ..functions.inplace import as_strided
+            from .views import _positions
 
             derived = _untracked(as_strided, base_fw[1], _positions(t, info.base))
             t._fw_grad = (level, derived.reshape(t.shape), _version(t))
@@ -128,7 +129,8 @@ def write_tangent(t: Tensor, result: Tensor) -> None:
     if new is None:
         new = t.new_zeros(t.shape)
     if base_t is not None or (old is None and base is not None):
-        from ..functions.inplace import _positions, as_strided_scatter
+        from ..functions.inplace import as_strided_scatter
+        from .views import _positions
 
         positions = _positions(t, base)
         if base_t is not None and base_t._data.flags.writeable:
@@ -176,7 +178,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
 
 
 def _alias(t: Tensor) -> Tensor:
-    from ..functions.inplace import make_view
+    from .views import make_view
 
     return make_view(wrap(t._data), t)
 

@@ -295,7 +295,7 @@ class Function(metaclass=FunctionMeta):
                         non_diff = non_diff + (view,)
                     o = view
                 elif getattr(o, "_view", None) is not None:
-                    from ..functions.inplace import IN_CUSTOM_FUNCTION
+                    from .views import IN_CUSTOM_FUNCTION
 
                     # Writing into it in place would bypass this Function's backward.
                     o._view.creation = IN_CUSTOM_FUNCTION
@@ -359,7 +359,7 @@ def _forward_tangents(cls, ctx, args: tuple, outputs: tuple, tangents: list) -> 
 def _check_dirty(dirty: tuple, args: tuple, outputs: tuple, record: bool) -> None:
     """torch's rules for ``mark_dirty``; a dirty input has its version bumped."""
     from .._tensor import bump_version
-    from ..functions.inplace import check_inplace
+    from .views import check_inplace
 
     for d in dirty:
         if not any(d is a for a in args):
@@ -401,7 +401,7 @@ def _rebase_dirty_views(ctx, view_inputs: list) -> None:
 
 
 def _returned_input(t: Tensor, name: str) -> Tensor:
-    from ..functions.inplace import IN_CUSTOM_FUNCTION, make_view
+    from .views import IN_CUSTOM_FUNCTION, make_view
 
     return make_view(wrap(t._data), t, IN_CUSTOM_FUNCTION, name)
 
