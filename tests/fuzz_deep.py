@@ -14,9 +14,14 @@ usage (from the project root):
     PYTHONPATH=tests python -m fuzz_deep [COUNT] [--start SEED] [--jobs N] [--no-shrink]
                                          [--modes M,...] [--show N]
 
-Prints the wall time, how many observations of each kind were compared, the mismatches grouped
-by signature (one shrunk repro each), and the coverage as (op, mode, dtype) triples. Exit status
-1 when any program mismatched. ``test_fuzz_deep.py`` runs a derandomized slice under pytest.
+A mismatch that a documented difference explains (``fuzz_known.py``: torch's own bugs and limits,
+each an entry of ``docs/differences.md``, matched on torch's exception and message) is counted
+apart, and so is a program that crashes torch alone (run again on each engine by itself).
+
+Prints the wall time, how many observations of each kind were compared, the documented
+differences seen, the mismatches grouped by signature (one shrunk repro each), and the coverage
+as (op, mode, dtype) triples. Exit status 1 when any program mismatched or a run failed.
+``test_fuzz_deep.py`` runs a derandomized slice under pytest.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import numpy as np
 import torch
 from fuzz_compare import builtin_kind, close, dtype_name, is_leaf, is_tensor, node_name, to_numpy
 from fuzz_families import draw_program
+from fuzz_known import explain
 from fuzz_programs import FUNCTIONS, PREAMBLE, Program, namespace
 
 import ext
@@ -77,11 +83,16 @@ MODE_SOURCE = {
 # -------------------------------------------------------------------------------------------
 
 class Raises(tuple):
-    """An observation that raised: the builtin exception type."""
+    """An observation that raised: the builtin exception type. Its message rides along for the
+    reports and ``fuzz_known``, outside comparisons (tuple equality does not see it)."""
+
+    message = ""
 
 
 def _raises(e: BaseException) -> Raises:
-    return Raises(("raises", builtin_kind(e).__name__))
+    r = Raises(("raises", builtin_kind(e).__name__))
+    r.message = str(e).split("\n", 1)[0][:300]
+    return r
 
 
 @dataclass(frozen=True)
@@ -341,7 +352,7 @@ def _short(x) -> str:
 
 
 def _long(x) -> str:
-    text = repr(x)
+    text = repr(x) + (f": {x.message}" if isinstance(x, Raises) and x.message else "")
     return text if len(text) < 600 else text[:600] + " ..."
 
 
@@ -415,10 +426,45 @@ def first_findings(prog: Program, modes=MODES, stats=None, coverage=None) -> lis
     return []
 
 
-def first_finding(prog: Program, modes=MODES, stats=None, coverage=None) -> Finding | None:
-    """The first mode's first difference (None when ext agrees with torch in every mode)."""
-    found = first_findings(prog, modes, stats, coverage)
-    return found[0] if found else None
+def check_program(prog: Program, modes=MODES, depth=3, stats=None, coverage=None):
+    """The mismatches of ``prog`` (``(finding, removed)`` pairs, at most ``depth``) and the
+    documented differences it showed (``(name, finding)`` pairs, ``fuzz_known``).
+
+    After each finding the statement it showed at is deleted and the program checked again
+    (``removed``: the original indices deleted before): a common mismatch, or a documented
+    difference, does not hide the rarer ones behind it. ``stats`` and ``coverage`` are filled
+    by the first pass."""
+    total = len(prog.stmts)
+    alive = list(range(total))  # original indices of the statements kept
+    mismatches: list = []
+    explained: list = []
+    first = True
+    while len(mismatches) < depth:
+        found = first_findings(prog, modes, stats if first else None,
+                               coverage if first else None)
+        first = False
+        if not found:
+            break
+        f = found[0]
+        removed = tuple(sorted(set(range(total)) - set(alive)))
+        for g in found:
+            name = explain(g)
+            if name:
+                explained.append((name, g))
+            else:
+                mismatches.append((g, removed))
+        if f.stmt >= len(prog.stmts):
+            break
+        del alive[f.stmt]
+        prog = prog.with_stmts(st for i, st in enumerate(prog.stmts) if i != f.stmt)
+    return mismatches[:depth], explained
+
+
+def first_finding(prog: Program, modes=MODES) -> Finding | None:
+    """The first mismatch that no documented difference explains (None when ext agrees with
+    torch in every mode), on ``prog`` less the statements where documented differences showed."""
+    mismatches, _ = check_program(prog, modes, depth=1)
+    return mismatches[0][0] if mismatches else None
 
 
 def shrink(f: Finding, budget: float = 30.0) -> Finding:
@@ -464,38 +510,44 @@ def program_of(seed: int, removed=()) -> Program:
 
 
 def run_seed(seed: int, modes=MODES, depth=3) -> dict:
-    """Draw and check the program of ``seed``; never raises (a harness failure is a result).
-
-    After a mismatch the statement it showed at is deleted and the program checked again, up to
-    ``depth`` mismatches: a common mismatch does not hide the rarer ones behind it."""
+    """Draw and check the program of ``seed`` (``check_program``); never raises (a harness
+    failure is a result)."""
     stats: Counter = Counter()
     coverage: set = set()
-    out = {"seed": seed, "stats": stats, "coverage": coverage, "findings": [], "error": None}
+    out = {"seed": seed, "stats": stats, "coverage": coverage, "findings": [], "known": [],
+           "error": None}
     # A program running over its time ends the process (an exception raised into torch's
     # engine could leave it locked): the pool reports it like a crash.
     old = signal.signal(signal.SIGALRM, signal.SIG_DFL)
     signal.alarm(TIMEOUT * depth)
     try:
-        prog = draw_program(seed)
-        total = len(prog.stmts)
-        alive = list(range(total))  # original indices of the statements kept
-        for k in range(depth):
-            found = first_findings(prog, modes, None if k else stats, None if k else coverage)
-            if not found:
-                break
-            f = found[0]
-            removed = tuple(sorted(set(range(total)) - set(alive)))
-            out["findings"] += [(g.signature, g.mode, len(prog.stmts), removed) for g in found]
-            if f.stmt >= len(prog.stmts):
-                break
-            del alive[f.stmt]
-            prog = prog.with_stmts(st for i, st in enumerate(prog.stmts) if i != f.stmt)
+        mismatches, explained = check_program(draw_program(seed), modes, depth, stats, coverage)
+        out["findings"] = [(g.signature, g.mode, len(g.prog.stmts), removed)
+                           for g, removed in mismatches]
+        out["known"] = [name for name, _ in explained]
     except BaseException as e:  # noqa: BLE001 - the run goes on, the failure is reported
         out["error"] = f"harness {type(e).__name__}: {str(e)[:200]}"
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
     return out
+
+
+def run_alone(seed: int, backend: str, modes=MODES) -> bool:
+    """Run the program of ``seed`` on one engine only, under every mode: True unless it
+    raises out of the recorder (a crash ends the process instead)."""
+    engine = torch if backend == "torch" else ext
+    prog = draw_program(seed)
+    for mode in modes:
+        Recorder(engine, prog, mode).run()
+    return True
+
+
+def crashed_engine(seed: int, modes=MODES) -> str | None:
+    """Which engine's process dies running the program of ``seed`` alone ("torch", "ext",
+    "both"), or None when neither does."""
+    dead = [b for b in ("torch", "ext") if _isolated(run_alone, (seed, b, modes)) is None]
+    return None if not dead else dead[0] if len(dead) == 1 else "both"
 
 
 def run_chunk(seeds, modes, depth) -> list[dict]:
@@ -591,7 +643,9 @@ def main(argv=None) -> int:
     stats: Counter = Counter()
     coverage: set = set()
     groups: dict = defaultdict(list)
+    known: Counter = Counter()  # documented difference -> programs showing it
     errors: list = []
+    torch_crashes: list = []
     done = 0
     singles = lambda task: [([s], *task[1:]) for s in task[0]]  # noqa: E731
     def progress(n):
@@ -600,13 +654,20 @@ def main(argv=None) -> int:
 
     for task, res in _pool_map(args.jobs, run_chunk, chunks, singles, progress):
         if res is None:
-            errors += [f"seed {s}: the process running it died (an engine crashed, or the "
-                       f"program ran over {TIMEOUT * args.depth} s)" for s in task[0]]
+            for s in task[0]:
+                dead = crashed_engine(s, modes)
+                if dead == "torch":  # documented: torch 2.13 can crash on a valid program
+                    torch_crashes.append(s)
+                else:
+                    errors.append(f"seed {s}: the process running it died ({dead or 'neither'}"
+                                  f" engine crashes alone; or it ran over "
+                                  f"{TIMEOUT * args.depth} s)")
             continue
         for r in res:
             done += 1
             stats.update(r["stats"])
             coverage |= r["coverage"]
+            known.update(set(r["known"]))
             if r["error"]:
                 errors.append(f"seed {r['seed']}: {r['error']}")
             for sig, mode, n, removed in r["findings"]:
@@ -616,6 +677,11 @@ def main(argv=None) -> int:
     print(f"{done} programs x {len(modes)} modes in {run_time:.1f} s "
           f"({args.jobs} processes); {bad} programs mismatched, {len(groups)} signatures "
           f"(up to {args.depth} per program), {len(errors)} harness errors")
+    if known or torch_crashes:
+        print("documented differences (docs/differences.md), programs showing each: "
+              + ", ".join(f"{k} {v}" for k, v in known.most_common())
+              + (f", torch crashed {len(torch_crashes)} (seeds "
+                 f"{', '.join(map(str, torch_crashes[:10]))})" if torch_crashes else ""))
     print("observations compared: " + ", ".join(f"{k} {v}" for k, v in stats.most_common()))
     ops = {c[0] for c in coverage}
     dtypes = {c[2] for c in coverage}
