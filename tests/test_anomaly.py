@@ -185,6 +185,23 @@ def test_nan_from_a_custom_function_backward_is_reported_under_its_name(T):  # E
     assert "y = NanBack.apply(x)" in warning
 
 
+def test_nan_check_comes_after_the_post_hooks_and_the_release(T):
+    # torch checks what a node passes on after its post hooks ran (they see the NaN) and after
+    # its saved tensors were freed (a second backward finds them gone).
+    x, loss = sqrt_nan_at_zero(T)
+    seen = []
+    node = loss.grad_fn.next_functions[0][0].next_functions[0][0]  # Sum <- Mul <- Sqrt
+    assert type(node).__name__ == "SqrtBackward0"
+    node.register_hook(lambda gi, go: seen.append(bool(gi[0].isnan().any())))
+    with pytest.warns(UserWarning):
+        with T.autograd.detect_anomaly():
+            with pytest.raises(RuntimeError, match=NAN_OUTPUT.format("SqrtBackward0", "0th")):
+                loss.backward()
+    assert seen == [True]
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
+
+
 def test_check_nan_false_lets_nan_through_silently(T):
     with pytest.warns(UserWarning) as record:
         with T.autograd.detect_anomaly(check_nan=False):

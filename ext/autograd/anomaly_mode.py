@@ -88,16 +88,20 @@ def warn_forward_stack(node) -> None:
 
 
 def apply_checked(node, grads: list) -> tuple:
-    """Run ``node`` under anomaly mode: on an error or a NaN output, show its forward stack."""
+    """Run ``node`` under anomaly mode: on an error, show its forward stack."""
     try:
-        outputs = node._apply(grads)
+        return node._apply(grads)
     except Exception:
         warn_forward_stack(node)
         raise
+
+
+def check_nan(node, outputs: tuple) -> None:
+    """Anomaly mode's NaN check of what ``node`` passes on: as in torch, after its post hooks
+    ran (they see the NaN) and its saved tensors were released."""
     if STATE.anomaly_check_nan:
         for i, g in enumerate(outputs):
             if g is not None and np.isnan(g._data).any():
                 warn_forward_stack(node)
                 raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
                                    "output.")
-    return outputs

@@ -12,7 +12,7 @@ import itertools
 
 from .._state import STATE
 from .._tensor import Tensor, legacy_type_name
-from .anomaly_mode import apply_checked
+from .anomaly_mode import apply_checked, check_nan
 from .graph import AccumulateGrad, Node
 
 __all__ = ["run_backward"]
@@ -113,6 +113,8 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                 fn._release()
             if hooks is not None and hooks.post:
                 outputs = _call_post_hooks(fn, hooks, outputs, grads)
+            if anomaly:
+                check_nan(fn, outputs)
 
             following = None
             for nf, nr, g in zip(fn._next, fn._nrs, outputs):
