@@ -371,7 +371,17 @@ class Tensor:
 
     def stride(self, dim: int | None = None):
         """Steps in elements between neighbours along each dimension."""
-        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        d = self._data
+        if d.size or any(d.strides):
+            st = tuple(s // d.itemsize for s in d.strides)
+        else:
+            # NumPy allocates an empty array with zero strides; torch gives a new empty tensor
+            # the contiguous strides of its shape, a size-0 dim counting as 1.
+            st, step = [], 1
+            for n in reversed(d.shape):
+                st.append(step)
+                step *= max(n, 1)
+            st = tuple(reversed(st))
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
 
     def type(self, dtype=None):

@@ -490,3 +490,25 @@ def test_the_data_of_an_inference_tensor_is_an_inference_tensor(T):
     assert d.is_inference()
     with pytest.raises(RuntimeError, match="Inference tensors do not track version counter"):
         d._version
+
+
+# --- strides of empty tensors ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (0, 3), (2, 0, 3), (3, 1, 0)])
+def test_a_new_empty_tensor_has_contiguous_strides_counting_size_0_as_1(T, shape):
+    expected, step = [], 1
+    for n in reversed(shape):
+        expected.insert(0, step)
+        step *= max(n, 1)
+    assert T.zeros(shape).stride() == tuple(expected)
+    assert T.empty(shape).stride(-1) == 1
+
+
+def test_an_empty_slice_keeps_the_strides_of_its_base(T):
+    assert T.zeros(2, 3)[:, :0].stride() == (3, 1)
+
+
+def test_an_empty_tensor_views_as_a_smaller_dtype(T):
+    v = T.zeros((2, 0), dtype=T.float64, requires_grad=True).view(T.float32)
+    assert tuple(v.shape) == (2, 0) and v.dtype == T.float32

@@ -56,7 +56,9 @@ def _write(t: Tensor, result: Tensor, through_alias: bool = False) -> None:
         raise RuntimeError(f"result type {rt._short} can't be cast to the desired output type "
                            f"{tt._short}")
     if not td.flags.writeable:
-        if not through_alias:
+        # A broadcast view (``expand``) is read-only in NumPy, but torch refuses the write only
+        # when elements really share memory: a dim of size > 1 with stride 0.
+        if not through_alias and any(n > 1 and not st for n, st in zip(td.shape, td.strides)):
             raise RuntimeError("unsupported operation: more than one element of the written-to "
                                "tensor refers to a single memory location. Please clone() the "
                                "tensor before performing the operation.")

@@ -170,9 +170,9 @@ def _view_dtype(x: Tensor, dtype: _dtype.dtype) -> Tensor:
         what = f"to view {FROM_NUMPY[d.dtype]._short} as {dtype._short} (different element sizes)"
         if d.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 {what}")
-        if d.strides[-1] != d.itemsize and d.shape[-1] != 1:
-            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got "
-                               f"{d.strides[-1] // d.itemsize}")
+        step = x.stride(-1)
+        if step != 1 and d.shape[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {step}")
         ratio = dtype._np.itemsize // d.itemsize
         if ratio > 1 and d.shape[-1] % ratio:
             raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got "
