@@ -455,6 +455,19 @@ def test_clamp_tensor_bounds_gradcheck(T, rng, shapes):
     check_grads(T, lambda a, b, c: a.clamp(b, c), x, lo, hi)
 
 
+@pytest.mark.ext_only
+@pytest.mark.parametrize("shapes", [((3, 3), (3, 3), (1, 3, 3)), ((), (), (2,))],
+                         ids=shapes_id)
+def test_clamp_gradients_when_a_bound_broadcasts_the_result_beyond_the_input(rng, shapes):
+    # torch 2.13's clamp backward raises here ("output with shape [3, 3] doesn't match the
+    # broadcast shape [1, 3, 3]", docs/differences.md); ext sums each gradient to its input.
+    import ext
+
+    x = draw(rng, shapes[0], (-2.0, 2.0))
+    lo, hi = draw(rng, shapes[1], (-1.0, -0.1)), draw(rng, shapes[2], (0.1, 1.0))
+    check_grads(ext, lambda a, b, c: a.clamp(b, c), x, lo, hi)
+
+
 @pytest.mark.parametrize("shapes", [((2, 3), (2, 3), (2, 3)), ((2, 3), (3,), ()),
                                     ((2, 1), (1, 3), (2, 3))], ids=shapes_id)
 def test_where_gradcheck(T, rng, shapes):
