@@ -394,14 +394,20 @@ def compare_all(prog: Program, mode: str, stats: Counter | None = None) -> list[
     found: list[Finding] = []
     for a, b in zip(tt, te):
         if a[:3] != b[:3] or not (_equal(a[3], b[3]) or same(a[3], b[3], loose)):
-            if not found:
-                label = a[1] if a[:3] == b[:3] else f"{a[1]} / ext: {b[1]}"
-                found.append(Finding(prog, mode, a[0], label, a[2], a[3], b[3], raised))
-            elif a[0] > found[0].stmt and a[1] == b[1] == "outcome":
+            label = a[1] if a[:3] == b[:3] else f"{a[1]} / ext: {b[1]}"
+            found.append(Finding(prog, mode, a[0], label, a[2], a[3], b[3], raised))
+            break
+        if stats is not None:
+            stats[a[2]] += 1
+    if found:
+        # The traces may be out of step after the difference: statements' outcomes are matched
+        # by statement.
+        outcomes = {x[0]: x for x in te if x[1] == "outcome"}
+        for a in tt:
+            b = outcomes.get(a[0])
+            if a[0] > found[0].stmt and a[1] == "outcome" and b is not None and a[2:] != b[2:]:
                 found.append(Finding(prog, mode, a[0], "outcome", a[2], a[3], b[3], raised))
                 break
-        elif stats is not None and not found:
-            stats[a[2]] += 1
     if not found and len(tt) != len(te):
         k = min(len(tt), len(te))
         a = tt[k] if k < len(tt) else te[k]
