@@ -390,6 +390,19 @@ def test_a_view_of_an_inference_tensor_does_not_require_grad(T):
         assert not v.requires_grad and v.is_inference()
 
 
+def test_a_view_of_an_inference_tensor_is_not_a_view_and_sets_requires_grad_alone(T):
+    with T.inference_mode():
+        x = T.tensor([0.5], dtype=T.float64, requires_grad=True)
+        v = x.view(-1)
+        assert not v._is_view() and v._base is None
+        v.requires_grad_(True)
+        v.requires_grad_(False)
+        assert not v.requires_grad and x.requires_grad
+        v.requires_grad_(True)
+        x.requires_grad_(False)
+        assert v.requires_grad and not x.requires_grad
+
+
 def test_a_view_made_in_inference_mode_of_a_normal_tensor_requires_grad(T):
     y = T.ones(3, requires_grad=True) * 1
     with T.inference_mode():
