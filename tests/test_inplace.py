@@ -329,6 +329,33 @@ def test_copy_into_a_non_leaf_sends_the_gradient_to_the_source(T):
     assert s.grad.tolist() == [5.0, 50.0]
 
 
+@pytest.mark.parametrize("target, value, node, edge", [
+    ((1, 1), (1, 1), "CopyBackwards", "AccumulateGrad"),  # same shape: copy_, no view
+    ((3,), (1, 1), "CopyBackwards", "ExpandBackward0"),  # leading 1s dropped, then expanded
+    ((3,), (), "FillBackward3", "AccumulateGrad"),  # a 0-d value fills
+    ((), (1,), "CopyBackwards", "ViewBackward0"),
+    ((2, 3), (1,), "CopyBackwards", "ExpandBackward0"),
+])
+def test_setitem_of_the_whole_tensor_copies_a_same_shaped_value_and_fills_a_0d_one(
+        T, target, value, node, edge):
+    y = T.zeros(target) * 1
+    v = T.tensor(np.full(value, 2.0), requires_grad=True)
+    y[...] = v
+    assert type(y.grad_fn).__name__ == node
+    assert y.grad_fn.next_functions[1][0].name().endswith(edge)
+    y.sum().backward()
+    assert v.grad.shape == v.shape and v.grad.sum().item() == max(1, int(np.prod(target)))
+
+
+def test_setitem_refuses_a_value_that_partially_overlaps_the_target(T):
+    x = T.tensor([0.5])
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        x.unsqueeze(0)[...] = x
+    y = T.tensor([0.5, 1.5])
+    y.unsqueeze(0)[...] = y  # the same elements in the same layout: fine
+    assert y.tolist() == [0.5, 1.5]
+
+
 def test_augmented_assignment_on_a_non_leaf_is_tracked(T):
     x = T.tensor([1.0, 2.0], requires_grad=True)
     y = x * 1

@@ -130,14 +130,6 @@ def setitem(x: Tensor, index, value) -> None:
                             f"ext.{FROM_NUMPY[x._data.dtype]._legacy}")
         # torch writes a number as a 0-d tensor of x's dtype (so the node has an edge for it).
         value = wrap(np.asarray(fill_number(value, x._data.dtype), x._data.dtype))
-    else:
-        shape = value._data.shape
-        if shape and shape[0] == 1:
-            # torch drops the value's leading size-1 dims before writing.
-            k = 0
-            while k < len(shape) and shape[k] == 1:
-                k += 1
-            value = value.view(shape[k:])
     if index is Ellipsis:
         _write_whole(x, value)
         return
@@ -149,6 +141,9 @@ def setitem(x: Tensor, index, value) -> None:
     if not indices:
         _write_whole(sliced, value)
         return
+    shape = value._data.shape
+    if shape and shape[0] == 1:
+        value = value.view(_drop_leading_ones(shape))
     if np.shares_memory(value._data, sliced._data):
         raise RuntimeError("unsupported operation: some elements of the input tensor and the "
                            "written-to tensor refer to a single memory location. Please clone() "
@@ -161,15 +156,28 @@ def setitem(x: Tensor, index, value) -> None:
     apply_inplace(sliced, index_put, key, value)
 
 
+def _drop_leading_ones(shape: tuple) -> tuple:
+    # torch drops a value's leading size-1 dims before writing it.
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return shape[k:]
+
+
 def _write_whole(target: Tensor, value: Tensor) -> None:
-    # torch fills a tensor with a single value (fill_) and copies anything else (copy_), expanded
-    # to the target's shape first (so that the expand is in the graph, with expand's errors).
-    if value._data.ndim == 0 and target._data.ndim:
-        target.fill_(value)
-    elif value._data.shape == target._data.shape:
+    # torch's copy_to: a value of the target's shape is copied (copy_), a 0-d one fills
+    # (fill_), and any other is viewed without its leading size-1 dims and expanded to the
+    # target's shape first (so that view and expand are in the graph, with expand's errors).
+    shape = value._data.shape
+    if shape == target._data.shape:
         target.copy_(value)
+    elif not shape:
+        target.fill_(value)
     else:
-        target.copy_(value.expand(target.shape))
+        value = value.view(_drop_leading_ones(shape))
+        if value._data.shape != target._data.shape:
+            value = value.expand(target.shape)
+        target.copy_(value)
 
 
 def _check_values(values, name: str) -> None:

@@ -533,6 +533,15 @@ def expand(x: Tensor, *sizes) -> Tensor:
                     f"existing size ({d.shape[i]}) at non-singleton dimension {i + lead}.  "
                     f"Target sizes: {list(sizes)}.  Tensor sizes: {list(d.shape)}") from None
         raise
+    if d.ndim and 1 in target[:lead]:
+        # torch gives a new leading dim of size 1 the stride of the dims after it (NumPy gives
+        # 0); its overlap checks compare strides, so copy_ of such an expand onto x's unsqueeze
+        # is a full overlap, not a partial one.
+        strides = list(data.strides)
+        for i in reversed(range(lead)):
+            if target[i] == 1:
+                strides[i] = target[i + 1] * strides[i + 1]
+        data = np.lib.stride_tricks.as_strided(data, target, strides, writeable=False)
     return _view(Expand, x, data, (target,))
 
 
