@@ -15,7 +15,7 @@ from .._state import STATE
 from .._tensor import Tensor, wrap
 from ._builtin import BuiltinFunction, namespace_of, record
 from .indexing import getitem, slicing
-from .inplace import apply_inplace, as_strided, as_strided_scatter
+from .inplace import apply_inplace, as_strided, as_strided_scatter, warn_expanded
 
 __all__ = ["setitem", "index_put"]
 
@@ -153,6 +153,7 @@ def setitem(x: Tensor, index, value) -> None:
         # One mask and one value: torch fills, casting the value to x's dtype.
         value = value.to(x.dtype)
     key = tuple(slice(None) if i is None else i for i in indices)
+    warn_expanded(sliced, "index_put_", "tensor[indices] = tensor")
     apply_inplace(sliced, index_put, key, value)
 
 
@@ -189,6 +190,7 @@ def _check_values(values, name: str) -> None:
 def _index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """In-place ``index_put``: ``x[indices] = values`` (or ``+=`` with ``accumulate``)."""
     _check_values(values, "index_put_")
+    warn_expanded(x, "index_put_", "tensor[indices] = tensor")
     return apply_inplace(x, index_put, tuple(indices), values, accumulate)
 
 
