@@ -10,6 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _dtype
+from .._args import as_number
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
@@ -730,6 +731,15 @@ def _variance(op: type, x: Tensor, dim, unbiased, keepdim: bool, correction, nam
     if unbiased is not None and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         "(correction=int, unbiased=bool, ): give correction or unbiased, not both")
+    if unbiased is not None and type(unbiased) is not builtins.bool:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"(unbiased={type(unbiased).__name__}, ), but expected a bool")
+    if correction is not None:
+        number = as_number(correction)
+        if number is None:
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            f"(correction={type(correction).__name__}, ), but expected a Number")
+        correction = number
     if d.dtype.kind != "f":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if unbiased is not None:
