@@ -82,8 +82,9 @@ _INTERNAL_OVERLAP = ("unsupported operation: more than one element of the writte
 
 
 def _repeats_elements(d: np.ndarray) -> bool:
-    # torch's has_internal_overlap: a stride 0 over a size above 1
-    return any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape))
+    # torch's has_internal_overlap: a stride 0 over a size above 1 (an empty tensor has none,
+    # whatever NumPy's strides say)
+    return d.size > 1 and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape))
 
 
 def warn_expanded(x: Tensor, op: str, example: str, stacklevel: int = 3) -> None:
@@ -150,7 +151,7 @@ def check_overlap(t: Tensor, op, inputs) -> None:
     if getattr(op, "refuses_any_overlap", False):
         # index_put_ refuses values or indices that share any memory with the tensor.
         for a in _tensors_in(inputs):
-            if np.shares_memory(td, a._data):
+            if a is t or np.shares_memory(td, a._data):  # (t itself overlaps even when empty)
                 raise RuntimeError(_OVERLAP)
         return
     for a in inputs:

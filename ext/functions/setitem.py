@@ -187,8 +187,23 @@ def _check_values(values, name: str) -> None:
                         f"{type(values).__name__}")
 
 
+def _check_indices(x: Tensor, indices, name: str) -> None:
+    # torch's index_put takes a tuple (or list) of index tensors, at most one per dim.
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'indices' (position 1) must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    for i, index in enumerate(indices):
+        if type(index) is not Tensor:
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(index).__name__}")
+    if len(indices) > x._data.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x._data.ndim} (got "
+                         f"{len(indices)})")
+
+
 def _index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """In-place ``index_put``: ``x[indices] = values`` (or ``+=`` with ``accumulate``)."""
+    _check_indices(x, indices, "index_put_")
     _check_values(values, "index_put_")
     warn_expanded(x, "index_put_", "tensor[indices] = tensor")
     return apply_inplace(x, index_put, tuple(indices), values, accumulate)
@@ -196,6 +211,7 @@ def _index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
 
 def _index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """``x`` with ``values`` written at ``indices`` (a copy)."""
+    _check_indices(x, indices, "index_put")
     _check_values(values, "index_put")
     return index_put(x, tuple(indices), values, accumulate)
 
