@@ -559,6 +559,12 @@ CALLS = [
     ("index_put__tensor_for_indices", lambda T: T.zeros(3).index_put_(T.tensor([0]), T.ones(1)),
      TypeError, "index_put_(): argument 'indices' (position 1) must be tuple of Tensors, not "
      "Tensor"),
+    *[(f"pow_bool_{label}", call, NotImplementedError, "\"pow\" not implemented for 'Bool'")
+      for label, call in (
+          ("tensors", lambda T: T.tensor([True, False]).pow(T.tensor([True, False]))),
+          ("0d_exponent", lambda T: T.tensor([True]) ** T.tensor(True)),
+          ("number_base", lambda T: True ** T.tensor([True, False])),
+          ("in_place", lambda T: T.tensor([True, False]).pow_(T.tensor([False, True]))))],
     ("var_correction_str_on_ints", lambda T: T.zeros((0, 2), dtype=T.int64).var(correction="x"),
      TypeError, "var() received an invalid combination of arguments - got (correction=str"),
     ("std_correction_1d_tensor", lambda T: T.ones(3).std(correction=T.tensor([1])),

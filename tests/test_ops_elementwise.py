@@ -497,6 +497,13 @@ def test_clamp_takes_a_0d_tensor_next_to_a_number_as_a_number(T):
     assert w.dtype == T.int64 and w.tolist() == [2, 2]
 
 
+def test_a_bool_tensor_to_a_bool_power_stays_bool(T):
+    b = T.tensor([True, False])
+    assert (b ** True).dtype == T.bool and (b ** True).tolist() == [True, False]
+    assert b.pow(False).tolist() == [True, True]
+    assert (b ** 2).dtype == T.int64 and (2 ** b).tolist() == [2, 1]
+
+
 def test_alpha_given_as_a_numpy_number_or_0d_tensor_keeps_the_tensor_dtype(T):
     x = T.tensor([1.0, 2.0])
     for alpha in (np.float64(2.0), T.tensor(2.0, dtype=T.float64)):

@@ -398,12 +398,18 @@ def _masked_log_term(scaled: Tensor, x: Tensor, y: Tensor) -> Tensor:
     return where(logical_and(x == 0, y >= 0), 0.0, term)
 
 
+# torch has no pow kernel for bool tensors (only a bool tensor to a bool number's power)
+_BOOL_POW = "\"pow\" not implemented for 'Bool'"
+
+
 def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
     """x ** exponent for a tensor or number exponent."""
     if type(x) is not Tensor:
         return rpow(exponent, x)
     if type(exponent) is Tensor:
         xd, ed = operands(x, exponent, "pow")
+        if xd.dtype == np.bool_:
+            raise NotImplementedError(_BOOL_POW)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = wrap(apply(_int_power if xd.dtype.kind in "iu" else np.power, xd, ed))
         if recording(x, exponent) or STATE.special:
@@ -412,8 +418,12 @@ def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
     xd, e = operands(x, exponent, "pow")
     if xd.dtype.kind in "iu" and isinstance(e, int) and e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = wrap(np.power(xd, e))
+    if xd.dtype == np.bool_:
+        # (a bool exponent keeps a bool tensor bool: x ** True is x, x ** False is all True)
+        out = wrap(xd | (not e))
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = wrap(np.power(xd, e))
     if recording(x, None) or STATE.special:
         record(PowTensorScalar, out, (x,), (x, exponent))
     return out
@@ -424,13 +434,13 @@ def rpow(x: Tensor, base) -> Tensor:
     if type(base) is Tensor:
         return pow(base, x)
     xd, b = operands(x, base, "pow")
+    if xd.dtype == np.bool_:
+        raise NotImplementedError(_BOOL_POW)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = wrap(_int_power(b, xd) if xd.dtype.kind in "iu" else np.power(b, xd))
     if recording(x, None) or STATE.special:
         record(PowScalarTensor, out, (x,), (base, x))
     return out
-
-
 
 
 def _int_power(base, exp: np.ndarray) -> np.ndarray:
