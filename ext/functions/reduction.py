@@ -880,13 +880,19 @@ class SortStable(Sort):
 def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False):
     """(values, indices) of ``x`` sorted along ``dim``; equal values keep their order."""
     d = x._data
+    pos = _wrap_dim(dim, d.ndim)
     if d.ndim == 0:
         values, indices = wrap(d.copy()), wrap(np.zeros((), np.int64))
     else:
-        pos = _wrap_dim(dim, d.ndim)
-        # A stable descending sort: sort the negated order, which keeps ties in place.
-        key = -d if descending and d.dtype.kind != "b" else (~d if descending else d)
-        idx = np.argsort(key, axis=pos, kind="stable")
+        # A stable descending sort sorts a reversed order, which keeps ties in place: ~d for
+        # integers and bools (-d would overflow), -d for floats with nan first (torch's nan is
+        # the largest value; NumPy puts it last in any order).
+        if not descending:
+            idx = np.argsort(d, axis=pos, kind="stable")
+        elif d.dtype.kind != "f":
+            idx = np.argsort(~d, axis=pos, kind="stable")
+        else:
+            idx = np.lexsort((-d, ~np.isnan(d)), axis=pos)
         values = wrap(np.take_along_axis(d, idx, axis=pos))
         indices = wrap(idx.astype(np.int64))
     if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
