@@ -479,8 +479,10 @@ def index_op(g: Gen):
         v = g.pick(lambda u: tuple(u.shape) == vshape and u.dtype == t.dtype) or g.leaf(
             g.dt(a) if g.coin(0.9) else g.choice(DTYPES), vshape)
         it = f"T.tensor({idx!r}, dtype=T.int64)"
+        # (the method form too accumulates when the indices may repeat: a repeated index
+        # written without accumulating has no defined result in torch)
         code = g.choice((f"T.index_put({a}, ({it},), {v}, accumulate={acc})",
-                         f"{a}.index_put(({it},), {v})"))
+                         f"{a}.index_put(({it},), {v}{', accumulate=True' if acc else ''})"))
     g.emit(f"{out} = {code}", op, g.dt(a), (out,))
 
 
