@@ -257,6 +257,15 @@ CALLS = [
      RuntimeError, 'self.dim() cannot be 0 to view Float as Half (different element sizes)'),
     ("view_dtype_strided", lambda T: T.zeros(6)[::2].view(T.float16),
      RuntimeError, 'self.stride(-1) must be 1 to view Float as Half (different element sizes),'),
+    ("view_dtype_wider_stride", lambda T: T.zeros(3, 3)[:, :2].view(T.float64),
+     RuntimeError, "self.stride(0) must be divisible by 2 to view Float as Double (different "
+     "element sizes), but got 3"),
+    ("view_dtype_wider_empty_stride", lambda T: T.zeros((3, 0)).view(T.float64),
+     RuntimeError, "self.stride(0) must be divisible by 2 to view Float as Double (different "
+     "element sizes), but got 1"),
+    ("view_dtype_wider_offset", lambda T: T.zeros(5)[1:].view(T.float64),
+     RuntimeError, "self.storage_offset() must be divisible by 2 to view Float as Double "
+     "(different element sizes), but got 1"),
     ("sum_dtype_str", lambda T: T.zeros(3).sum(dtype="float"),
      TypeError, 'sum() received an invalid combination of arguments - got (dtype=str, )'),
     ("sum_dim_dtype_str", lambda T: T.zeros(3).sum(0, dtype="float"),

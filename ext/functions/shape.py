@@ -166,20 +166,50 @@ def _view_dtype(x: Tensor, dtype: _dtype.dtype) -> Tensor:
     """The same bytes read as another dtype: an alias outside autograd (torch gives it no
     grad_fn), sharing the version counter; the last dim rescales when item sizes differ."""
     d = x._data
-    if dtype._np.itemsize != d.itemsize:
+    item = d.itemsize
+    if dtype._np.itemsize != item:
         what = f"to view {FROM_NUMPY[d.dtype]._short} as {dtype._short} (different element sizes)"
         if d.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 {what}")
-        if d.strides[-1] != d.itemsize and d.shape[-1] != 1:
-            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got "
-                               f"{d.strides[-1] // d.itemsize}")
-        ratio = dtype._np.itemsize // d.itemsize
-        if ratio > 1 and d.shape[-1] % ratio:
-            raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got "
-                               f"{d.shape[-1]}")
+        strides = _torch_strides(d)
+        if dtype._np.itemsize > item:
+            ratio = dtype._np.itemsize // item
+            if d.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got "
+                                   f"{d.shape[-1]}")
+            base = x._base
+            offset = 0 if base is None or not d.size else (
+                d.__array_interface__["data"][0] - base._data.__array_interface__["data"][0]
+            ) // item
+            if offset % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, "
+                                   f"but got {offset}")
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        if dtype._np.itemsize > item:
+            for i, st in enumerate(strides[:-1]):
+                if st % ratio:
+                    raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} {what}, "
+                                       f"but got {st}")
     out = x.detach()
-    out._data = d.view(dtype._np)
+    if d.size:
+        out._data = d.view(dtype._np)
+    else:  # (NumPy may refuse the layout of an empty array that torch accepts)
+        last = d.shape[-1] * item // dtype._np.itemsize if d.ndim else None
+        out._data = np.empty(d.shape[:-1] + (last,) if d.ndim else (), dtype._np)
     return out
+
+
+def _torch_strides(d: np.ndarray) -> tuple:
+    # A tensor's strides in elements as torch states them: a contiguous one's are its
+    # row-major strides, with a size-0 or size-1 dim counted as 1 (NumPy's differ there).
+    if d.flags.c_contiguous:
+        out, step = [], 1
+        for n in reversed(d.shape):
+            out.append(step)
+            step *= max(n, 1)
+        return tuple(reversed(out))
+    return tuple(st // d.itemsize for st in d.strides)
 
 
 def reshape(x: Tensor, *shape) -> Tensor:
