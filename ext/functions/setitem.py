@@ -15,7 +15,13 @@ from .._state import STATE
 from .._tensor import Tensor, wrap
 from ._builtin import BuiltinFunction, namespace_of, record
 from .indexing import getitem, slicing
-from .inplace import apply_inplace, as_strided, as_strided_scatter, warn_expanded
+from .inplace import (
+    apply_inplace,
+    as_strided,
+    as_strided_scatter,
+    check_inplace,
+    warn_expanded,
+)
 
 __all__ = ["setitem", "index_put"]
 
@@ -187,8 +193,8 @@ def _check_values(values, name: str) -> None:
                         f"{type(values).__name__}")
 
 
-def _check_indices(x: Tensor, indices, name: str) -> None:
-    # torch's index_put takes a tuple (or list) of index tensors, at most one per dim.
+def _check_index_types(indices, name: str) -> None:
+    # torch's index_put takes a tuple (or list) of index tensors.
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"{name}(): argument 'indices' (position 1) must be tuple of Tensors, not "
                         f"{type(indices).__name__}")
@@ -196,6 +202,10 @@ def _check_indices(x: Tensor, indices, name: str) -> None:
         if type(index) is not Tensor:
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
                             f"{type(index).__name__}")
+
+
+def _check_index_count(x: Tensor, indices) -> None:
+    # at most one index tensor per dim (checked by torch's kernel, after its autograd checks)
     if len(indices) > x._data.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x._data.ndim} (got "
                          f"{len(indices)})")
@@ -203,16 +213,20 @@ def _check_indices(x: Tensor, indices, name: str) -> None:
 
 def _index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """In-place ``index_put``: ``x[indices] = values`` (or ``+=`` with ``accumulate``)."""
-    _check_indices(x, indices, "index_put_")
+    _check_index_types(indices, "index_put_")
     _check_values(values, "index_put_")
+    if len(indices) > x._data.ndim:
+        check_inplace(x, x._requires_grad or values._requires_grad)
+        _check_index_count(x, indices)
     warn_expanded(x, "index_put_", "tensor[indices] = tensor")
     return apply_inplace(x, index_put, tuple(indices), values, accumulate)
 
 
 def _index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """``x`` with ``values`` written at ``indices`` (a copy)."""
-    _check_indices(x, indices, "index_put")
+    _check_index_types(indices, "index_put")
     _check_values(values, "index_put")
+    _check_index_count(x, indices)
     return index_put(x, tuple(indices), values, accumulate)
 
 
