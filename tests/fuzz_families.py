@@ -723,7 +723,10 @@ def _write(g: Gen, target: str):
             ishape = ()
         if g.coin(0.1):
             ishape = (1,) + ishape  # extra leading size-1 dims
-        v = g.pick(lambda u: _expands(tuple(u.shape), ishape)) if g.coin(0.5) else None
+        # (a value that requires grad is written only into a floating target: torch 2.13 gives
+        # an integer or bool target written through a mask or an index a grad_fn)
+        v = g.pick(lambda u: _expands(tuple(u.shape), ishape) and (
+            tv.is_floating_point() or not u.requires_grad)) if g.coin(0.5) else None
         if v is None:
             v = g.leaf(str(tv.dtype)[6:] if g.coin(0.85) else g.choice(DTYPES), ishape,
                        rg=g.coin(0.4) and str(tv.dtype)[6:] in FLOATS)
