@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_device", "check_bool", "check_number", "check_int"]
+__all__ = ["check_device", "check_bool", "check_number", "check_int", "as_number"]
 
 _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
                  "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
@@ -54,6 +54,19 @@ def check_number(value, fn: str, name: str, position: int):
         return value
     raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Number, not "
                     f"{type(value).__name__}")
+
+
+def as_number(value):
+    """What torch's parser reads from a Number argument: a Python or NumPy number (as a Python
+    number, so that it promotes as a Python scalar), or a 0-d tensor that does not require grad
+    (as its value); None for anything else."""
+    if isinstance(value, numbers.Number) and not isinstance(value, np.generic):
+        return value
+    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
+        return value.item()
+    if hasattr(value, "_data") and value._data.ndim == 0 and not value._requires_grad:
+        return value._data.item()
+    return None
 
 
 def check_int(value, fn: str, name: str, position: int) -> builtins.int:

@@ -129,7 +129,7 @@ class Tensor:
 
     def _set_requires_grad(self, value: bool, dtype_message: str) -> None:
         if value:
-            if self._vc is False and not STATE.inference:
+            if not STATE.inference and self.is_inference():
                 raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                    "InferenceMode is not allowed.")
             if not FROM_NUMPY[self._data.dtype].is_floating_point:
@@ -261,7 +261,8 @@ class Tensor:
 
     def is_inference(self) -> bool:
         """Whether this tensor was created in inference mode."""
-        return self._vc is False
+        vc = self._vc
+        return vc is False or type(vc) is InferenceVersion
 
     def detach(self) -> Tensor:
         """A new leaf that shares storage and version counter and does not require grad."""
@@ -271,7 +272,14 @@ class Tensor:
         t._grad_fn = None
         t._output_nr = 0
         t._grad = None
-        t._vc = version_counter(self)
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = [0]
+        elif type(vc) is not list:
+            # Detaching an inference tensor makes another; outside inference mode torch gives
+            # it a counter of its own.
+            vc = False if STATE.inference else InferenceVersion((0,))
+        t._vc = vc
         return t
 
     def detach_(self) -> Tensor:
@@ -298,7 +306,7 @@ class Tensor:
     def data(self) -> Tensor:
         """An alias of the values that autograd does not track (not even by version)."""
         t = self.detach()
-        if self._vc is not False:  # the data of an inference tensor is one too
+        if type(t._vc) is list:  # (the data of an inference tensor is one too, made by detach)
             t._vc = None
         return t
 
@@ -371,17 +379,7 @@ class Tensor:
 
     def stride(self, dim: int | None = None):
         """Steps in elements between neighbours along each dimension."""
-        d = self._data
-        if d.size or any(d.strides):
-            st = tuple(s // d.itemsize for s in d.strides)
-        else:
-            # NumPy allocates an empty array with zero strides; torch gives a new empty tensor
-            # the contiguous strides of its shape, a size-0 dim counting as 1.
-            st, step = [], 1
-            for n in reversed(d.shape):
-                st.append(step)
-                step *= max(n, 1)
-            st = tuple(reversed(st))
+        st = torch_strides(self._data)
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
 
     def type(self, dtype=None):
@@ -496,9 +494,24 @@ def wrap(data: np.ndarray) -> Tensor:
     t._output_nr = 0
     t._grad = None
     # A version counter is made on first need (a view, an alias, an in-place op): None means
-    # "version 0, not shared"; False marks an inference tensor, which has none.
+    # "version 0, not shared"; False marks an inference tensor, which has none (but see
+    # InferenceVersion).
     t._vc = False if STATE.inference else None
     return t
+
+
+def torch_strides(d: np.ndarray) -> tuple:
+    """An array's strides in elements as torch states them for the same tensor. NumPy's differ
+    in two places: a contiguous array may have any stride on a size-1 dim (torch: row-major),
+    and a new empty array has zero strides (torch: row-major, a size-0 dim counting as 1); an
+    empty slice keeps its base's strides in both."""
+    if d.flags.c_contiguous and (d.size or not any(d.strides)):
+        out, step = [], 1
+        for n in reversed(d.shape):
+            out.append(step)
+            step *= max(n, 1)
+        return tuple(reversed(out))
+    return tuple(st // d.itemsize for st in d.strides)
 
 
 def refresh_view(t: Tensor) -> None:
@@ -508,6 +521,14 @@ def refresh_view(t: Tensor) -> None:
 
 
 _VIEW_REFRESH = [lambda t: None]
+
+
+class InferenceVersion(list):
+    """The version counter of an inference tensor made by ``detach()`` or ``.data`` outside
+    inference mode: torch gives such a tensor a counter of its own (not shared with what it
+    detaches from), which in-place writes bump; its views still have none."""
+
+    __slots__ = ()
 
 
 def version_counter(t: Tensor) -> list | bool:
@@ -546,8 +567,8 @@ def bump_version(t: Tensor) -> None:
                                "allowed.You can make a clone to get a normal tensor before doing "
                                "inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
                                "more details.")
-    else:
-        vc[0] += 1
+    elif type(vc) is list or not STATE.inference:
+        vc[0] += 1  # (torch leaves an InferenceVersion alone inside inference mode)
 
 
 def _c_type_name(np_dtype) -> str:

@@ -479,8 +479,10 @@ def index_op(g: Gen):
         v = g.pick(lambda u: tuple(u.shape) == vshape and u.dtype == t.dtype) or g.leaf(
             g.dt(a) if g.coin(0.9) else g.choice(DTYPES), vshape)
         it = f"T.tensor({idx!r}, dtype=T.int64)"
+        # (the method form too accumulates when the indices may repeat: a repeated index
+        # written without accumulating has no defined result in torch)
         code = g.choice((f"T.index_put({a}, ({it},), {v}, accumulate={acc})",
-                         f"{a}.index_put(({it},), {v})"))
+                         f"{a}.index_put(({it},), {v}{', accumulate=True' if acc else ''})"))
     g.emit(f"{out} = {code}", op, g.dt(a), (out,))
 
 
@@ -721,7 +723,10 @@ def _write(g: Gen, target: str):
             ishape = ()
         if g.coin(0.1):
             ishape = (1,) + ishape  # extra leading size-1 dims
-        v = g.pick(lambda u: _expands(tuple(u.shape), ishape)) if g.coin(0.5) else None
+        # (a value that requires grad is written only into a floating target: torch 2.13 gives
+        # an integer or bool target written through a mask or an index a grad_fn)
+        v = g.pick(lambda u: _expands(tuple(u.shape), ishape) and (
+            tv.is_floating_point() or not u.requires_grad)) if g.coin(0.5) else None
         if v is None:
             v = g.leaf(str(tv.dtype)[6:] if g.coin(0.85) else g.choice(DTYPES), ishape,
                        rg=g.coin(0.4) and str(tv.dtype)[6:] in FLOATS)

@@ -311,6 +311,30 @@ def test_inference_tensor_has_no_version_counter(T):
         y._version
 
 
+@pytest.mark.parametrize("how", ["detach", "data"])
+def test_detaching_an_inference_tensor_outside_the_mode_gives_it_a_counter_of_its_own(T, how):
+    with T.inference_mode():
+        x = T.tensor([1.0, 2.0])
+    d = x.detach() if how == "detach" else x.data
+    assert d.is_inference() and d._version == 0
+    d.add_(1)  # allowed: the counter is d's own, not shared with x
+    assert d._version == 1 and x.tolist() == [2.0, 3.0]
+    assert d.detach()._version == 0
+    with pytest.raises(RuntimeError, match="Inference tensors do not track version counter"):
+        d.view(-1)._version
+    with pytest.raises(RuntimeError, match="Inference tensors do not track version counter"):
+        x._version
+    with pytest.raises(RuntimeError, match="Setting requires_grad=True on inference tensor"):
+        d.requires_grad_()
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+        d * T.ones(2, requires_grad=True)
+    with T.inference_mode():
+        d.add_(1)  # inference mode does not count writes to inference tensors
+        assert d._version == 1
+        with pytest.raises(RuntimeError, match="Inference tensors do not track version"):
+            d.detach()._version
+
+
 def test_normal_tensor_version_starts_at_zero(T):
     assert T.ones(2)._version == 0
 

@@ -329,6 +329,78 @@ def test_copy_into_a_non_leaf_sends_the_gradient_to_the_source(T):
     assert s.grad.tolist() == [5.0, 50.0]
 
 
+@pytest.mark.parametrize("target, value, node, edge", [
+    ((1, 1), (1, 1), "CopyBackwards", "AccumulateGrad"),  # same shape: copy_, no view
+    ((3,), (1, 1), "CopyBackwards", "ExpandBackward0"),  # leading 1s dropped, then expanded
+    ((3,), (), "FillBackward3", "AccumulateGrad"),  # a 0-d value fills
+    ((), (1,), "CopyBackwards", "ViewBackward0"),
+    ((2, 3), (1,), "CopyBackwards", "ExpandBackward0"),
+])
+def test_setitem_of_the_whole_tensor_copies_a_same_shaped_value_and_fills_a_0d_one(
+        T, target, value, node, edge):
+    y = T.zeros(target) * 1
+    v = T.tensor(np.full(value, 2.0), requires_grad=True)
+    y[...] = v
+    assert type(y.grad_fn).__name__ == node
+    assert y.grad_fn.next_functions[1][0].name().endswith(edge)
+    y.sum().backward()
+    assert v.grad.shape == v.shape and v.grad.sum().item() == max(1, int(np.prod(target)))
+
+
+def test_setitem_refuses_a_value_that_partially_overlaps_the_target(T):
+    x = T.tensor([0.5])
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        x.unsqueeze(0)[...] = x
+    y = T.tensor([0.5, 1.5])
+    y.unsqueeze(0)[...] = y  # the same elements in the same layout: fine
+    assert y.tolist() == [0.5, 1.5]
+
+
+@pytest.mark.parametrize("write, after", [
+    (lambda e: e.fill_(3.0), [3.0, 3.0]),  # filling is idempotent: torch skips the check
+    (lambda e: e.zero_(), [0.0, 0.0]),
+    (lambda e: e.masked_fill_(e.new_tensor([[False, True], [False, False]]).bool(), 5.0),
+     [1.0, 5.0]),
+    (lambda e: e.index_put_((e.new_tensor([0]).long(),), e.new_tensor(9.0)), [9.0, 9.0]),
+    (lambda e: e.__setitem__(e.new_tensor([[False, True], [False, False]]).bool(), 5.0),
+     [1.0, 5.0]),
+    (lambda e: e[0, 0].fill_(7.0), [7.0, 2.0]),
+], ids=["fill_", "zero_", "masked_fill_", "index_put_", "mask_setitem", "element"])
+def test_writes_torch_allows_into_an_expanded_tensor_land_on_its_base(T, write, after):
+    x = T.tensor([1.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch deprecates the indexing writes
+        write(x.expand(2, 2))
+    assert x.tolist() == after
+
+
+@pytest.mark.parametrize("write", [
+    lambda e: e.add_(1), lambda e: e.copy_(e.new_ones(2, 2)), lambda e: e.exp_(),
+    lambda e: e.fill_(e.new_tensor(2.0)),
+], ids=["add_", "copy_", "exp_", "fill_tensor"])
+def test_other_writes_into_a_tensor_whose_elements_repeat_raise(T, write):
+    x = T.tensor([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        write(x.expand(2, 2))
+
+
+def test_in_place_on_an_expand_whose_elements_do_not_repeat_is_fine(T):
+    x = T.tensor([1.0, 2.0])
+    x.expand(1, 2).add_(1)
+    T.tensor(1.0).expand(1).mul_(3)
+    w = T.tensor([1.0, 2.0], requires_grad=True)
+    y = w * 1
+    y.expand(1, 2).mul_(3)
+    assert x.tolist() == [2.0, 3.0] and type(y.grad_fn).__name__ == "CopySlices"
+    y.sum().backward()
+    assert w.grad.tolist() == [3.0, 3.0]
+
+
+def test_masked_fill__of_an_expanded_tensor_warns_as_torch_does(T):
+    with pytest.warns(UserWarning, match="Use of masked_fill_ on expanded tensors is deprecated"):
+        T.zeros(2).expand(2, 2).masked_fill_(T.tensor([True, False]), 1.0)
+
+
 def test_augmented_assignment_on_a_non_leaf_is_tracked(T):
     x = T.tensor([1.0, 2.0], requires_grad=True)
     y = x * 1

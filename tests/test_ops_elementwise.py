@@ -498,6 +498,33 @@ def test_clamp_with_constant_tensor_bounds_gradcheck(T, rng):
     check_grads(T, lambda x: x.clamp(lo, hi), draw(rng, (2, 3), (-2.0, 2.0)))
 
 
+def test_clamp_takes_a_0d_tensor_next_to_a_number_as_a_number(T):
+    # torch's parser reads a 0-d tensor that does not require grad as a Number, so a tensor
+    # bound next to a number bound takes the scalar overload (ClampBackward1)
+    x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x.clamp(T.tensor(1.5), 2.5)
+    assert y.tolist() == [1.5, 2.0, 2.5] and type(y.grad_fn).__name__ == "ClampBackward1"
+    z = T.tensor([1, 3]).clamp(T.tensor(2), 2.5)
+    assert z.dtype == T.float32 and z.tolist() == [2.0, 2.5]
+    w = T.tensor([1, 3]).clamp(min=2, max=T.tensor(2))
+    assert w.dtype == T.int64 and w.tolist() == [2, 2]
+
+
+def test_a_bool_tensor_to_a_bool_power_stays_bool(T):
+    b = T.tensor([True, False])
+    assert (b ** True).dtype == T.bool and (b ** True).tolist() == [True, False]
+    assert b.pow(False).tolist() == [True, True]
+    assert (b ** 2).dtype == T.int64 and (2 ** b).tolist() == [2, 1]
+
+
+def test_alpha_given_as_a_numpy_number_or_0d_tensor_keeps_the_tensor_dtype(T):
+    x = T.tensor([1.0, 2.0])
+    for alpha in (np.float64(2.0), T.tensor(2.0, dtype=T.float64)):
+        y = x.add(x, alpha=alpha)
+        assert y.dtype == T.float32 and y.tolist() == [3.0, 6.0]
+        assert x.sub(x, alpha=alpha).dtype == T.float32
+
+
 # --------------------------------------------------------------------------------------------
 # Subgradients at kinks and ties: the exact values torch picks
 # --------------------------------------------------------------------------------------------

@@ -452,6 +452,28 @@ def test_prod_with_zeros_gradcheck(T, fn, values):
     check_grads(T, fn, values)
 
 
+def test_sort_descending_puts_nan_first_and_keeps_ties_in_order(T):
+    nan, inf = float("nan"), float("inf")
+    x = T.tensor([1.0, nan, inf, 0.0, -0.0, nan, -inf])
+    values, indices = x.sort(descending=True)
+    assert indices.tolist() == [1, 5, 2, 0, 3, 4, 6]
+    assert x.sort().indices.tolist() == [6, 3, 4, 0, 2, 1, 5]
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int64"])
+def test_sort_descending_of_integers_does_not_overflow(T, dtype):
+    values = [0, 1, 255, 7] if dtype == "uint8" else [-(2**63), 0, 5, -1]
+    x = T.tensor(values, dtype=getattr(T, dtype))
+    assert x.sort(descending=True).values.tolist() == sorted(values, reverse=True)
+
+
+def test_sort_of_a_0d_tensor_checks_the_dim(T):
+    assert T.tensor(1.0).sort(-1).indices.item() == 0
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of "
+                                         r"\[-1, 0\], but got 3\)"):
+        T.tensor(1.0).sort(3)
+
+
 def test_sorted_values_feed_further_ops_gradcheck(T, rng):
     check_grads(T, lambda x: (x.sort(0).values * x).cumsum(1).amax(1), distinct(rng, (3, 2)))
 

@@ -210,6 +210,16 @@ def test_using_a_no_grad_view_after_its_base_was_modified_in_place_raises(T):
         v.reshape(1)
 
 
+def test_isclose_of_a_stale_no_grad_view_raises_as_its_differentiable_parts_do(T):
+    y = T.tensor([0.75, 1.75], dtype=T.float64, requires_grad=True) * 1
+    with T.no_grad():
+        v = y.unsqueeze(0)
+    y.clamp_max_(1.0)
+    assert (v == 1).tolist() == [[False, True]]  # a comparison records nothing, reads nothing
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base"):
+        T.isclose(v, T.tensor(-0.75, dtype=T.float64))
+
+
 def test_a_no_grad_view_of_a_base_that_later_requires_grad_raises_on_use(T):
     base = T.zeros(4)
     with T.no_grad():
@@ -388,6 +398,28 @@ def test_a_view_of_an_inference_tensor_does_not_require_grad(T):
         x = T.ones(2, 2, requires_grad=True)
         v = x.view(4)
         assert not v.requires_grad and v.is_inference()
+
+
+@pytest.mark.parametrize("shape, dtype, want", [
+    ((2, 0), "float32", (2, 0)), ((0, 3), "float32", (0, 6)), ((0, 2), "float32", (0, 4)),
+])
+def test_view_as_another_dtype_of_an_empty_tensor(T, shape, dtype, want):
+    x = T.zeros(shape, dtype=T.float64, requires_grad=True)
+    v = x.view(getattr(T, dtype))
+    assert tuple(v.shape) == want and v.dtype == getattr(T, dtype)
+
+
+def test_a_view_of_an_inference_tensor_is_not_a_view_and_sets_requires_grad_alone(T):
+    with T.inference_mode():
+        x = T.tensor([0.5], dtype=T.float64, requires_grad=True)
+        v = x.view(-1)
+        assert not v._is_view() and v._base is None
+        v.requires_grad_(True)
+        v.requires_grad_(False)
+        assert not v.requires_grad and x.requires_grad
+        v.requires_grad_(True)
+        x.requires_grad_(False)
+        assert v.requires_grad and not x.requires_grad
 
 
 def test_a_view_made_in_inference_mode_of_a_normal_tensor_requires_grad(T):

@@ -217,7 +217,7 @@ def saved_version(t: Tensor) -> int:
     vc = t._vc
     if vc is None:
         return 0
-    if vc is False:
+    if type(vc) is not list:  # False, or the InferenceVersion of a detached inference tensor
         raise RuntimeError(_INFERENCE_SAVE)
     return vc[0]
 

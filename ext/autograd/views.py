@@ -43,18 +43,25 @@ def make_view(out: Tensor, x: Tensor, creation: int = DEFAULT, op: str = "") -> 
     """
     info = getattr(x, "_view", None)
     base = x if info is None else info.base
-    vc = base._vc if base._vc is False else version_counter(base)
+    vc = base._vc
+    if vc is None:
+        vc = version_counter(base)
+    elif type(vc) is not list:
+        # As in torch, a view of an inference tensor is an inference tensor with no version
+        # counter, and not a view at all (no _base); it never requires grad.
+        out._vc = False
+        if STATE.inference and STATE.fw_level is not None:
+            _inherit_tangent(out, x)
+        return out
     out._vc = vc
     grad_mode = STATE.grad_enabled
     if not grad_mode:
         creation = NO_GRAD_MODE
     elif creation == DEFAULT and info is not None:
         creation = info.creation
-    out._view = ViewInfo(base, creation, 0 if vc is False else vc[0], op)
+    out._view = ViewInfo(base, creation, vc[0], op)
     if STATE.inference and STATE.fw_level is not None:
         _inherit_tangent(out, x)
-    if vc is False:
-        return out  # a view of an inference tensor is one too, and never requires grad
     if base._requires_grad:
         if grad_mode and not STATE.inference:
             return out  # its op records a node for it

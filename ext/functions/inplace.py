@@ -10,6 +10,8 @@ region of the base's gradient; the view's own grad_fn is then read back from the
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._dtype import FROM_NUMPY
@@ -56,27 +58,56 @@ def _write(t: Tensor, result: Tensor, through_alias: bool = False) -> None:
         raise RuntimeError(f"result type {rt._short} can't be cast to the desired output type "
                            f"{tt._short}")
     if not td.flags.writeable:
-        # A broadcast view (``expand``) is read-only in NumPy, but torch refuses the write only
-        # when elements really share memory: a dim of size > 1 with stride 0.
-        if not through_alias and any(n > 1 and not st for n, st in zip(td.shape, td.strides)):
-            raise RuntimeError("unsupported operation: more than one element of the written-to "
-                               "tensor refers to a single memory location. Please clone() the "
-                               "tensor before performing the operation.")
-        # Indexing writes go through an expanded tensor's aliases (torch deprecates, allows).
+        # An expand is read-only in NumPy. torch refuses a write into one whose elements repeat
+        # (a stride 0 over a size above 1) unless the op skips that check (fill_, zero_, and
+        # indexing writes, which torch deprecates but allows); other expands are written.
+        repeats = _repeats_elements(td)
+        if repeats and not through_alias:
+            raise RuntimeError(_INTERNAL_OVERLAP)
         td = _writable_alias(td)
+        if repeats:
+            # Write only what the op changed, as torch's kernel does: an unchanged alias of a
+            # changed element must not write the old value back over it.
+            new = np.broadcast_to(rd.astype(td.dtype, copy=False), td.shape)
+            bits = f"u{td.itemsize}"
+            changed = np.ascontiguousarray(new).view(bits) != np.ascontiguousarray(td).view(bits)
+            td[changed] = new[changed]
+            return
     np.copyto(td, rd, casting="unsafe")
+
+
+_INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor "
+                     "refers to a single memory location. Please clone() the tensor before "
+                     "performing the operation.")
+
+
+def _repeats_elements(d: np.ndarray) -> bool:
+    # torch's has_internal_overlap: a stride 0 over a size above 1 (an empty tensor has none,
+    # whatever NumPy's strides say)
+    return d.size > 1 and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape))
+
+
+def warn_expanded(x: Tensor, op: str, example: str, stacklevel: int = 3) -> None:
+    """torch's deprecation warning for an indexing write into a tensor whose elements repeat."""
+    if _repeats_elements(x._data):
+        warnings.warn(f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor "
+                      "before performing this operation. This also applies to advanced indexing "
+                      f"e.g. {example}", UserWarning, stacklevel=stacklevel)
 
 
 def _writable_alias(d: np.ndarray) -> np.ndarray:
     """A writable array over the same memory as ``d``, a read-only broadcast view (``expand``):
     torch writes through such views, each element landing where its alias points."""
     owner = d
-    while owner.base is not None and not owner.flags.writeable:
-        owner = owner.base
+    while not owner.flags.writeable:
+        base = owner.base
+        if base is not None and not isinstance(base, np.ndarray):
+            base = getattr(base, "base", None)  # through as_strided's interface holder
+        if base is None:
+            break
+        owner = base
     if not owner.flags.writeable:
-        raise RuntimeError("unsupported operation: more than one element of the written-to "
-                           "tensor refers to a single memory location. Please clone() the "
-                           "tensor before performing the operation.")
+        raise RuntimeError(_INTERNAL_OVERLAP)
     item = d.itemsize
     offset = (d.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // item
     start = owner.reshape(-1)[offset:] if owner.flags.c_contiguous else owner
@@ -120,7 +151,7 @@ def check_overlap(t: Tensor, op, inputs) -> None:
     if getattr(op, "refuses_any_overlap", False):
         # index_put_ refuses values or indices that share any memory with the tensor.
         for a in _tensors_in(inputs):
-            if np.shares_memory(td, a._data):
+            if a is t or np.shares_memory(td, a._data):  # (t itself overlaps even when empty)
                 raise RuntimeError(_OVERLAP)
         return
     for a in inputs:
@@ -205,7 +236,7 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     if node is not None and _saves(node, old):
         # The op keeps the value from before the write (torch saves a clone of the original).
         old._data = old._data.copy()
-    _write(t, result)
+    _write(t, result, getattr(op, "writes_through_aliases", False))
     bump_version(t)
     if STATE.fw_level is not None and not STATE.inference:
         from ..autograd.forward_ad import write_tangent
@@ -536,6 +567,8 @@ def _filled(x: Tensor, value) -> Tensor:
         if value._data.ndim:
             raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._data.ndim} dimensions.")
+        if _repeats_elements(x._data):  # (only a number fills without this check)
+            raise RuntimeError(_INTERNAL_OVERLAP)
         data = np.full_like(x._data, value._data)
         return _constant(FillTensor, x, data, (x, value), (x, value))
     if not isinstance(value, (int, float, bool, np.generic)):
@@ -547,6 +580,9 @@ def _filled(x: Tensor, value) -> Tensor:
 
 # fill_ reads its value before writing, so the value may be an element of the tensor.
 _filled.reads_inputs_first = True
+# torch's fill_ with a number (and zero_) skips the check that no two written elements share
+# memory: filling is idempotent.
+_zeroed.writes_through_aliases = _filled.writes_through_aliases = True
 
 
 def _copied(x: Tensor, src: Tensor) -> Tensor:
@@ -591,6 +627,11 @@ def methods() -> dict:
     from . import pointwise as pw
     from .reduction import scatter
 
+    def masked_fill_(x: Tensor, mask, value) -> Tensor:
+        warn_expanded(x, "masked_fill_", "tensor[mask] = scalar", 5)
+        return pw.masked_fill(x, mask, value)
+
+    masked_fill_.writes_through_aliases = True
     table = {
         "add_": pw.add, "sub_": pw.sub, "mul_": pw.mul, "div_": pw.div, "pow_": pw.pow,
         "neg_": pw.neg, "abs_": pw.abs, "exp_": pw.exp, "log_": pw.log, "sin_": pw.sin,
@@ -599,7 +640,7 @@ def methods() -> dict:
         "clamp_max_": pw.clamp_max, "clip_": pw.clamp, "floor_": pw.floor, "ceil_": pw.ceil,
         "round_": pw.round, "sign_": pw.sign, "reciprocal_": pw.reciprocal,
         "log1p_": pw.log1p, "expm1_": pw.expm1, "rsqrt_": pw.rsqrt,
-        "nan_to_num_": pw.nan_to_num, "masked_fill_": pw.masked_fill,
+        "nan_to_num_": pw.nan_to_num, "masked_fill_": masked_fill_,
         "zero_": _zeroed, "fill_": _filled, "copy_": _copied,
         "scatter_": scatter,
     }

@@ -10,6 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _dtype
+from .._args import as_number
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
@@ -730,6 +731,15 @@ def _variance(op: type, x: Tensor, dim, unbiased, keepdim: bool, correction, nam
     if unbiased is not None and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         "(correction=int, unbiased=bool, ): give correction or unbiased, not both")
+    if unbiased is not None and type(unbiased) is not builtins.bool:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"(unbiased={type(unbiased).__name__}, ), but expected a bool")
+    if correction is not None:
+        number = as_number(correction)
+        if number is None:
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            f"(correction={type(correction).__name__}, ), but expected a Number")
+        correction = number
     if d.dtype.kind != "f":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if unbiased is not None:
@@ -870,13 +880,19 @@ class SortStable(Sort):
 def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False):
     """(values, indices) of ``x`` sorted along ``dim``; equal values keep their order."""
     d = x._data
+    pos = _wrap_dim(dim, d.ndim)
     if d.ndim == 0:
         values, indices = wrap(d.copy()), wrap(np.zeros((), np.int64))
     else:
-        pos = _wrap_dim(dim, d.ndim)
-        # A stable descending sort: sort the negated order, which keeps ties in place.
-        key = -d if descending and d.dtype.kind != "b" else (~d if descending else d)
-        idx = np.argsort(key, axis=pos, kind="stable")
+        # A stable descending sort sorts a reversed order, which keeps ties in place: ~d for
+        # integers and bools (-d would overflow), -d for floats with nan first (torch's nan is
+        # the largest value; NumPy puts it last in any order).
+        if not descending:
+            idx = np.argsort(d, axis=pos, kind="stable")
+        elif d.dtype.kind != "f":
+            idx = np.argsort(~d, axis=pos, kind="stable")
+        else:
+            idx = np.lexsort((-d, ~np.isnan(d)), axis=pos)
         values = wrap(np.take_along_axis(d, idx, axis=pos))
         indices = wrap(idx.astype(np.int64))
     if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:

@@ -15,7 +15,13 @@ from .._state import STATE
 from .._tensor import Tensor, wrap
 from ._builtin import BuiltinFunction, namespace_of, record
 from .indexing import getitem, slicing
-from .inplace import apply_inplace, as_strided, as_strided_scatter
+from .inplace import (
+    apply_inplace,
+    as_strided,
+    as_strided_scatter,
+    check_inplace,
+    warn_expanded,
+)
 
 __all__ = ["setitem", "index_put"]
 
@@ -130,14 +136,6 @@ def setitem(x: Tensor, index, value) -> None:
                             f"ext.{FROM_NUMPY[x._data.dtype]._legacy}")
         # torch writes a number as a 0-d tensor of x's dtype (so the node has an edge for it).
         value = wrap(np.asarray(fill_number(value, x._data.dtype), x._data.dtype))
-    else:
-        shape = value._data.shape
-        if shape and shape[0] == 1:
-            # torch drops the value's leading size-1 dims before writing.
-            k = 0
-            while k < len(shape) and shape[k] == 1:
-                k += 1
-            value = value.view(shape[k:])
     if index is Ellipsis:
         _write_whole(x, value)
         return
@@ -149,6 +147,9 @@ def setitem(x: Tensor, index, value) -> None:
     if not indices:
         _write_whole(sliced, value)
         return
+    shape = value._data.shape
+    if shape and shape[0] == 1:
+        value = value.view(_drop_leading_ones(shape))
     if np.shares_memory(value._data, sliced._data):
         raise RuntimeError("unsupported operation: some elements of the input tensor and the "
                            "written-to tensor refer to a single memory location. Please clone() "
@@ -158,18 +159,32 @@ def setitem(x: Tensor, index, value) -> None:
         # One mask and one value: torch fills, casting the value to x's dtype.
         value = value.to(x.dtype)
     key = tuple(slice(None) if i is None else i for i in indices)
+    warn_expanded(sliced, "index_put_", "tensor[indices] = tensor")
     apply_inplace(sliced, index_put, key, value)
 
 
+def _drop_leading_ones(shape: tuple) -> tuple:
+    # torch drops a value's leading size-1 dims before writing it.
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return shape[k:]
+
+
 def _write_whole(target: Tensor, value: Tensor) -> None:
-    # torch fills a tensor with a single value (fill_) and copies anything else (copy_), expanded
-    # to the target's shape first (so that the expand is in the graph, with expand's errors).
-    if value._data.ndim == 0 and target._data.ndim:
-        target.fill_(value)
-    elif value._data.shape == target._data.shape:
+    # torch's copy_to: a value of the target's shape is copied (copy_), a 0-d one fills
+    # (fill_), and any other is viewed without its leading size-1 dims and expanded to the
+    # target's shape first (so that view and expand are in the graph, with expand's errors).
+    shape = value._data.shape
+    if shape == target._data.shape:
         target.copy_(value)
+    elif not shape:
+        target.fill_(value)
     else:
-        target.copy_(value.expand(target.shape))
+        value = value.view(_drop_leading_ones(shape))
+        if value._data.shape != target._data.shape:
+            value = value.expand(target.shape)
+        target.copy_(value)
 
 
 def _check_values(values, name: str) -> None:
@@ -178,15 +193,40 @@ def _check_values(values, name: str) -> None:
                         f"{type(values).__name__}")
 
 
+def _check_index_types(indices, name: str) -> None:
+    # torch's index_put takes a tuple (or list) of index tensors.
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'indices' (position 1) must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    for i, index in enumerate(indices):
+        if type(index) is not Tensor:
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(index).__name__}")
+
+
+def _check_index_count(x: Tensor, indices) -> None:
+    # at most one index tensor per dim (checked by torch's kernel, after its autograd checks)
+    if len(indices) > x._data.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x._data.ndim} (got "
+                         f"{len(indices)})")
+
+
 def _index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """In-place ``index_put``: ``x[indices] = values`` (or ``+=`` with ``accumulate``)."""
+    _check_index_types(indices, "index_put_")
     _check_values(values, "index_put_")
+    if len(indices) > x._data.ndim:
+        check_inplace(x, x._requires_grad or values._requires_grad)
+        _check_index_count(x, indices)
+    warn_expanded(x, "index_put_", "tensor[indices] = tensor")
     return apply_inplace(x, index_put, tuple(indices), values, accumulate)
 
 
 def _index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """``x`` with ``values`` written at ``indices`` (a copy)."""
+    _check_index_types(indices, "index_put")
     _check_values(values, "index_put")
+    _check_index_count(x, indices)
     return index_put(x, tuple(indices), values, accumulate)
 
 

@@ -166,19 +166,37 @@ def _view_dtype(x: Tensor, dtype: _dtype.dtype) -> Tensor:
     """The same bytes read as another dtype: an alias outside autograd (torch gives it no
     grad_fn), sharing the version counter; the last dim rescales when item sizes differ."""
     d = x._data
-    if dtype._np.itemsize != d.itemsize:
+    item = d.itemsize
+    if dtype._np.itemsize != item:
         what = f"to view {FROM_NUMPY[d.dtype]._short} as {dtype._short} (different element sizes)"
         if d.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 {what}")
-        step = x.stride(-1)
-        if step != 1 and d.shape[-1] != 1:
-            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {step}")
-        ratio = dtype._np.itemsize // d.itemsize
-        if ratio > 1 and d.shape[-1] % ratio:
-            raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got "
-                               f"{d.shape[-1]}")
+        strides = x.stride()
+        if dtype._np.itemsize > item:
+            ratio = dtype._np.itemsize // item
+            if d.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got "
+                                   f"{d.shape[-1]}")
+            base = x._base
+            offset = 0 if base is None or not d.size else (
+                d.__array_interface__["data"][0] - base._data.__array_interface__["data"][0]
+            ) // item
+            if offset % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, "
+                                   f"but got {offset}")
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        if dtype._np.itemsize > item:
+            for i, st in enumerate(strides[:-1]):
+                if st % ratio:
+                    raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} {what}, "
+                                       f"but got {st}")
     out = x.detach()
-    out._data = d.view(dtype._np)
+    if d.size:
+        out._data = d.view(dtype._np)
+    else:  # (NumPy may refuse the layout of an empty array that torch accepts)
+        last = d.shape[-1] * item // dtype._np.itemsize if d.ndim else None
+        out._data = np.empty(d.shape[:-1] + (last,) if d.ndim else (), dtype._np)
     return out
 
 
@@ -533,6 +551,15 @@ def expand(x: Tensor, *sizes) -> Tensor:
                     f"existing size ({d.shape[i]}) at non-singleton dimension {i + lead}.  "
                     f"Target sizes: {list(sizes)}.  Tensor sizes: {list(d.shape)}") from None
         raise
+    if d.ndim and 1 in target[:lead]:
+        # torch gives a new leading dim of size 1 the stride of the dims after it (NumPy gives
+        # 0); its overlap checks compare strides, so copy_ of such an expand onto x's unsqueeze
+        # is a full overlap, not a partial one.
+        strides = list(data.strides)
+        for i in reversed(range(lead)):
+            if target[i] == 1:
+                strides[i] = target[i + 1] * strides[i + 1]
+        data = np.lib.stride_tricks.as_strided(data, target, strides, writeable=False)
     return _view(Expand, x, data, (target,))
 
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ... import _dtype
+from ..._args import as_number
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
 from .._builtin import BuiltinFunction, namespace_of, record
@@ -42,7 +43,8 @@ class Add(BuiltinFunction):
 def add(a, b, *, alpha=1) -> Tensor:
     """a + alpha * b, with broadcasting and type promotion."""
     ad, bd = operands(a, b, "add")
-    if alpha != 1 or type(alpha) is not int:
+    if type(alpha) is not int or alpha != 1:
+        alpha = _alpha(alpha, "add")
         bd = _times_alpha(ad, bd, alpha)
     out = wrap(apply(np.add, ad, bd))
     if recording(a, b) or STATE.special:
@@ -79,7 +81,8 @@ def sub(a, b, *, alpha=1) -> Tensor:
     if a._data.dtype == np.bool_ or type(b) is bool or \
             type(b) is Tensor and b._data.dtype == np.bool_:
         _bool_sub_error(a, b)
-    if alpha != 1 or type(alpha) is not int:
+    if type(alpha) is not int or alpha != 1:
+        alpha = _alpha(alpha, "sub")
         bd = _times_alpha(ad, bd, alpha)
     out = wrap(apply(np.subtract, ad, bd))
     if recording(a, b) or STATE.special:
@@ -100,9 +103,20 @@ def _bool_sub_error(a: Tensor, b) -> None:
                            "operator instead.")
 
 
+def _alpha(alpha, fn: str):
+    """alpha as torch's parser reads a Number (a TypeError for anything else)."""
+    number = as_number(alpha)
+    if number is None:
+        raise TypeError(f"{fn}(): argument 'alpha' must be Number, not {type(alpha).__name__}")
+    return number
+
+
 def _times_alpha(ad: np.ndarray, bd, alpha):
     """alpha * bd in the result dtype (that of ``ad``), after torch's checks of alpha."""
     kind = ad.dtype.kind
+    if type(alpha) is complex and kind != "c":
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
+                           "number.")
     if type(alpha) is bool and kind != "b":
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if kind not in "fc" and isinstance(alpha, float):
@@ -163,7 +177,8 @@ def rsub(x: Tensor, other, alpha=1) -> Tensor:
         od, xd = operands(other, x, "rsub")
         if other._data.dtype == np.bool_ or x._data.dtype == np.bool_:
             _bool_sub_error(other, x)
-        if alpha != 1 or type(alpha) is not int:
+        if type(alpha) is not int or alpha != 1:
+            alpha = _alpha(alpha, "rsub")
             xd = _times_alpha(od, xd, alpha)
         out = wrap(apply(np.subtract, od, xd))
         if recording(x, other) or STATE.special:
@@ -172,7 +187,8 @@ def rsub(x: Tensor, other, alpha=1) -> Tensor:
     xd, od = operands(x, other, "rsub")
     if x._data.dtype == np.bool_ or type(other) is bool:
         _bool_sub_error(x, other)
-    if alpha != 1 or type(alpha) is not int:
+    if type(alpha) is not int or alpha != 1:
+        alpha = _alpha(alpha, "rsub")
         xd = _times_alpha(xd, xd, alpha)
     out = wrap(od - xd)
     if recording(x, None) or STATE.special:
@@ -382,12 +398,18 @@ def _masked_log_term(scaled: Tensor, x: Tensor, y: Tensor) -> Tensor:
     return where(logical_and(x == 0, y >= 0), 0.0, term)
 
 
+# torch has no pow kernel for bool tensors (only a bool tensor to a bool number's power)
+_BOOL_POW = "\"pow\" not implemented for 'Bool'"
+
+
 def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
     """x ** exponent for a tensor or number exponent."""
     if type(x) is not Tensor:
         return rpow(exponent, x)
     if type(exponent) is Tensor:
         xd, ed = operands(x, exponent, "pow")
+        if xd.dtype == np.bool_:
+            raise NotImplementedError(_BOOL_POW)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = wrap(apply(_int_power if xd.dtype.kind in "iu" else np.power, xd, ed))
         if recording(x, exponent) or STATE.special:
@@ -396,8 +418,12 @@ def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
     xd, e = operands(x, exponent, "pow")
     if xd.dtype.kind in "iu" and isinstance(e, int) and e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = wrap(np.power(xd, e))
+    if xd.dtype == np.bool_:
+        # (a bool exponent keeps a bool tensor bool: x ** True is x, x ** False is all True)
+        out = wrap(xd | (not e))
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = wrap(np.power(xd, e))
     if recording(x, None) or STATE.special:
         record(PowTensorScalar, out, (x,), (x, exponent))
     return out
@@ -408,13 +434,13 @@ def rpow(x: Tensor, base) -> Tensor:
     if type(base) is Tensor:
         return pow(base, x)
     xd, b = operands(x, base, "pow")
+    if xd.dtype == np.bool_:
+        raise NotImplementedError(_BOOL_POW)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = wrap(_int_power(b, xd) if xd.dtype.kind in "iu" else np.power(b, xd))
     if recording(x, None) or STATE.special:
         record(PowScalarTensor, out, (x,), (base, x))
     return out
-
-
 
 
 def _int_power(base, exp: np.ndarray) -> np.ndarray:

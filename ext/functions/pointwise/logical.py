@@ -7,6 +7,7 @@ import numpy as np
 from ... import _dtype
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
+from ...autograd.graph import gradient_edge
 from .._builtin import BuiltinFunction, binary_operands, record
 from ._common import apply, recording
 
@@ -172,6 +173,12 @@ def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"{_dtype.FROM_NUMPY[a._data.dtype]._short} did not match "
                            f"{_dtype.FROM_NUMPY[b._data.dtype]._short}")
+    if (rtol or atol) and STATE.grad_enabled and not STATE.inference:
+        # torch computes the error with differentiable ops, which read the history of an input
+        # that requires grad: a stale view raises here as in any op.
+        for t in (a, b):
+            if t._requires_grad:
+                gradient_edge(t)
     return wrap(apply(lambda u, v: np.isclose(u, v, rtol=rtol, atol=atol, equal_nan=equal_nan),
                       a._data, b._data))
 

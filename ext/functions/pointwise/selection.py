@@ -187,6 +187,24 @@ def _bound(value, x: Tensor) -> Tensor | None:
     return wrap(np.asarray(value, x._data.dtype))
 
 
+def _refuse_bool(d: np.ndarray, lo, hi) -> None:
+    # torch has no kernel clamping a bool tensor by bool numbers (an int bound promotes).
+    if d.dtype == np.bool_ and all(b is None or isinstance(b, (bool, np.bool_)) for b in (lo, hi)):
+        kernel = "clamp" if lo is not None and hi is not None else \
+            "clamp_min" if lo is not None else "clamp_max"
+        raise NotImplementedError(f"\"{kernel}_scalar_cpu\" not implemented for 'Bool'")
+
+
+def _as_number(bound):
+    if type(bound) is not Tensor:
+        return bound
+    if bound._data.ndim or bound._requires_grad:
+        raise TypeError("clamp() received an invalid combination of arguments - got (Tensor, "
+                        "number, Tensor): bounds are both numbers or both tensors (a 0-d tensor "
+                        "that does not require grad passes as a number)")
+    return bound._data.item()
+
+
 def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch's names
     """x limited to [min, max] (either bound may be None; numbers or tensors)."""
     if min is None and max is None:
@@ -194,8 +212,10 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch's name
     if type(min) is Tensor or type(max) is Tensor:
         if (min is not None and type(min) is not Tensor) or \
                 (max is not None and type(max) is not Tensor):
-            raise TypeError("clamp() received an invalid combination of arguments - got "
-                            "(Tensor, number, Tensor): bounds are both numbers or both tensors")
+            # torch then takes the (Number min, Number max) overload, where a 0-d tensor that
+            # does not require grad passes as its number.
+            min, max = _as_number(min), _as_number(max)
+    if type(min) is Tensor or type(max) is Tensor:
         lo, hi = _bound(min, x), _bound(max, x)
         d = x._data
         dt = _dtype.FROM_NUMPY[d.dtype]
@@ -212,6 +232,7 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch's name
             record(ClampTensor, out, (x, lo, hi), (x, lo, hi))
         return out
     d = x._data
+    _refuse_bool(d, min, max)
     if d.dtype.kind != "f" and any(isinstance(b, float) for b in (min, max)):
         d = d.astype(_dtype.get_default_dtype()._np)
     out = wrap(_clamp_data(d, min, max))
@@ -228,6 +249,7 @@ def clamp_min(x: Tensor, min) -> Tensor:  # noqa: A002
         if recording(x, min) and out._data.dtype.kind == "f" or STATE.special:
             record(ClampMinTensor, out, (x, min), (x, min))
         return out
+    _refuse_bool(x._data, min, None)
     xd, _ = binary_operands(x, min)
     out = wrap(_clamp_data(xd, min, None))
     if recording(x, None) and out._data.dtype.kind == "f" or STATE.special:
@@ -243,6 +265,7 @@ def clamp_max(x: Tensor, max) -> Tensor:  # noqa: A002
         if recording(x, max) and out._data.dtype.kind == "f" or STATE.special:
             record(ClampMaxTensor, out, (x, max), (x, max))
         return out
+    _refuse_bool(x._data, None, max)
     xd, _ = binary_operands(x, max)
     out = wrap(_clamp_data(xd, None, max))
     if recording(x, None) and out._data.dtype.kind == "f" or STATE.special:
