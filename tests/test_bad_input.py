@@ -585,6 +585,10 @@ CALLS = [
      TypeError, "var() received an invalid combination of arguments - got (unbiased=int"),
     ("var_dim_then_unbiased_str", lambda T: T.ones(3).var(0, "x"),
      TypeError, "var() received an invalid combination of arguments"),
+    ("var_unbiased_none", lambda T: T.ones(3).var(unbiased=None),
+     TypeError, "var() received an invalid combination of arguments - got (unbiased=NoneType"),
+    ("std_dim_unbiased_none", lambda T: T.std(T.ones(3), dim=None, unbiased=None),
+     TypeError, "std() received an invalid combination of arguments"),
     *[(f"{op}_alpha_{kind}", lambda T, op=op, value=value: getattr(T.ones(2), op)(T.ones(2),
                                                                                  alpha=value),
        TypeError, f"argument 'alpha' must be Number, not {kind}")

@@ -724,14 +724,19 @@ def _var_dims(x: Tensor, dim) -> tuple:
     return dims, n
 
 
+_NOT_GIVEN = object()  # var's and std's ``unbiased`` left out (an explicit None is refused)
+
+
 def _variance(op: type, x: Tensor, dim, unbiased, keepdim: bool, correction, name: str):
     d = x._data
     if isinstance(dim, builtins.bool):
         dim, unbiased = None, dim
-    if unbiased is not None and correction is not None:
+    if unbiased is not _NOT_GIVEN and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         "(correction=int, unbiased=bool, ): give correction or unbiased, not both")
-    if unbiased is not None and type(unbiased) is not builtins.bool:
+    if unbiased is _NOT_GIVEN:
+        unbiased = None
+    elif type(unbiased) is not builtins.bool:  # None too: torch has no "unbiased=None"
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         f"(unbiased={type(unbiased).__name__}, ), but expected a bool")
     if correction is not None:
@@ -762,13 +767,15 @@ def _variance(op: type, x: Tensor, dim, unbiased, keepdim: bool, correction, nam
     return out
 
 
-def var(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+def var(x: Tensor, dim=None, unbiased=_NOT_GIVEN, keepdim: bool = False, *,
+        correction=None) -> Tensor:
     """The variance (Bessel-corrected unless ``correction``/``unbiased`` say otherwise)."""
     check_keepdim(keepdim, "var")
     return _variance(Var, x, dim, unbiased, keepdim, correction, "var")
 
 
-def std(x: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+def std(x: Tensor, dim=None, unbiased=_NOT_GIVEN, keepdim: bool = False, *,
+        correction=None) -> Tensor:
     """The standard deviation (Bessel-corrected unless told otherwise)."""
     check_keepdim(keepdim, "std")
     return _variance(Std, x, dim, unbiased, keepdim, correction, "std")
