@@ -511,3 +511,20 @@ def test_a_view_made_in_inference_mode_reads_its_tangent_from_what_it_views(T):
         assert fw.unpack_dual(v).tangent.tolist() == [2.0, 3.0]
         assert fw.unpack_dual(w).tangent.tolist() == [[2.0, 3.0]]
         assert fw.unpack_dual(y).tangent is None
+
+
+# ---------------------------------------------------------------------------- forward-over-reverse
+
+
+@pytest.mark.parametrize("write", ["whole", "view"])
+def test_a_gradient_through_an_in_place_op_that_saves_its_result_carries_its_tangent(T, write):
+    # d/dx sum(exp(x)**2) = 2 exp(2x), whose tangent along v is 4 exp(2x) v: the saved result
+    # of exp_ keeps the tangent it was given.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor(X), T.tensor(V)).requires_grad_()
+        y = x * 1
+        (y if write == "whole" else y.transpose(0, 1)).exp_()
+        (g,) = T.autograd.grad((y * y).sum(), [x], create_graph=True)
+        np.testing.assert_allclose(to_np(fw.unpack_dual(g).tangent), 4 * np.exp(2 * X) * V,
+                                   rtol=1e-12)

@@ -266,7 +266,11 @@ def _point_saved_outputs(node: Node, t: Tensor) -> None:
     saved = getattr(node, "_saved", None) or ()
     for s in saved:
         if isinstance(s, SavedTensor) and s._is_output and s._tensor is not None:
+            # (under forward AD it keeps the tangent the op's output was given)
+            fw = getattr(s._tensor, "_fw_grad", None)
             s._tensor = t.detach()
+            if fw is not None:
+                s._tensor._fw_grad = fw
             s._version = t._vc[0]
 
 
