@@ -528,3 +528,25 @@ def test_a_gradient_through_an_in_place_op_that_saves_its_result_carries_its_tan
         (g,) = T.autograd.grad((y * y).sum(), [x], create_graph=True)
         np.testing.assert_allclose(to_np(fw.unpack_dual(g).tangent), 4 * np.exp(2 * X) * V,
                                    rtol=1e-12)
+
+
+def test_the_value_an_in_place_op_saves_keeps_the_tangent_from_before_the_write(T):
+    # x / (b + 1) saved x's old value: loss = sum(x**2) / (b+1)**2 after x.div_(b + 1), so
+    # d loss/db = -2 sum(x**2) / (b+1)**3, whose tangent along x's (1, 0) is -4 x0 / (b+1)**3.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([2.0, 4.0]), T.tensor([1.0, 0.0]))
+        b = fw.make_dual(T.tensor(1.0), T.tensor(0.0)).requires_grad_()
+        x.div_(b + 1)
+        (g,) = T.autograd.grad((x * x).sum(), [b], create_graph=True)
+        assert g.item() == -5.0
+        assert fw.unpack_dual(g).tangent.item() == -1.0
+
+
+def test_the_gradient_of_relu_has_a_zero_tangent_along_its_input(T):
+    # relu's gradient is piecewise constant in x: torch gives it a zero tangent, not none.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([0.25, -1.0]), T.tensor([1.0, 1.0])).requires_grad_()
+        (g,) = T.autograd.grad((x.relu() * T.tensor([1.0, 2.0])).sum(), [x], create_graph=True)
+        assert fw.unpack_dual(g).tangent.tolist() == [0.0, 0.0]

@@ -101,6 +101,17 @@ def _alias(t: Tensor) -> Tensor:
     return a
 
 
+def _keep_value(old: Tensor) -> None:
+    """Give ``old`` (an alias of a tensor about to be written) its own copy of the value, and
+    of the tangent, which the write would otherwise overwrite in place."""
+    old._data = old._data.copy()
+    fw = getattr(old, "_fw_grad", None)
+    if fw is not None:
+        from ..autograd.forward_ad import _untracked
+
+        old._fw_grad = (fw[0], _untracked(fw[1].clone), fw[2])
+
+
 def _saves(node: Node, t: Tensor) -> bool:
     saved = getattr(node, "_saved", None) or ()
     return any(s is t or (isinstance(s, SavedTensor) and s._tensor is t) for s in saved)
@@ -197,12 +208,12 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     if STATE.special and STATE.saved_hooks is not None:
         # The op may save its input through saved-tensor hooks, which keep whatever the pack
         # hook returned (often that very tensor): it must hold the value from before the write.
-        old._data = old._data.copy()
+        _keep_value(old)
     result = op(old, *args, **kwargs)
     node = result._grad_fn
     if node is not None and _saves(node, old):
         # The op keeps the value from before the write (torch saves a clone of the original).
-        old._data = old._data.copy()
+        _keep_value(old)
     _write(t, result)
     bump_version(t)
     if STATE.fw_level is not None and not STATE.inference:
