@@ -550,3 +550,15 @@ def test_the_gradient_of_relu_has_a_zero_tangent_along_its_input(T):
         x = fw.make_dual(T.tensor([0.25, -1.0]), T.tensor([1.0, 1.0])).requires_grad_()
         (g,) = T.autograd.grad((x.relu() * T.tensor([1.0, 2.0])).sum(), [x], create_graph=True)
         assert fw.unpack_dual(g).tangent.tolist() == [0.0, 0.0]
+
+
+def test_logsumexp_tangent_is_torchs_normalised_sum_nan_when_empty(T):
+    # torch's logsumexp_jvp: sum(exp(x - amax) * t) / sum(exp(x - amax)); 0 / 0 when empty.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        e = fw.make_dual(T.zeros(0, 2, dtype=T.float64), T.zeros(0, 2, dtype=T.float64))
+        x = fw.make_dual(T.tensor([1.0, 2.0], dtype=T.float64), T.tensor([1.0, 3.0],
+                                                                         dtype=T.float64))
+        assert np.isnan(to_np(fw.unpack_dual(T.logsumexp(e, 0)).tangent)).all()
+        w = np.exp([1.0, 2.0]) / np.exp([1.0, 2.0]).sum()
+        assert_close(fw.unpack_dual(T.logsumexp(x, 0)).tangent, w @ [1.0, 3.0])

@@ -216,10 +216,12 @@ def _log_softmax(args, out, t):
 
 
 def _logsumexp(args, out, t):
+    # torch's logsumexp_jvp: sum(e * t) / sum(e) with e = exp(x - amax(x)), so that an empty
+    # reduction gives 0 / 0 = nan.
     x, dim, keepdim = args
     dims = _reduce_dims(x, dim)
-    full = reduction._expand_back(out, dims, keepdim, tuple(x.shape))
-    return ((x - full).exp() * t[0]).sum(dims, keepdim=keepdim)
+    e = (x - x.amax(dims, keepdim=True)).exp() if x.numel() else x.exp()
+    return (e * t[0]).sum(dims, keepdim=keepdim) / e.sum(dims, keepdim=keepdim)
 
 
 def _addmm(args, out, t):
