@@ -562,3 +562,17 @@ def test_logsumexp_tangent_is_torchs_normalised_sum_nan_when_empty(T):
         assert np.isnan(to_np(fw.unpack_dual(T.logsumexp(e, 0)).tangent)).all()
         w = np.exp([1.0, 2.0]) / np.exp([1.0, 2.0]).sum()
         assert_close(fw.unpack_dual(T.logsumexp(x, 0)).tangent, w @ [1.0, 3.0])
+
+
+@pytest.mark.parametrize("order", ["integer_input", "integer_target"])
+def test_mse_loss_with_an_integer_side_has_no_tangent_of_its_dtype_and_raises(T, order):
+    # torch's forward derivative of mse_loss writes each side's term into that side's dtype.
+    fw = T.autograd.forward_ad
+    x = T.tensor([[-1.5], [0.25]], dtype=T.float64)
+    with fw.dual_level():
+        d = fw.make_dual(x, T.ones(2, 1, dtype=T.float64))
+        args = (x.long(), d) if order == "integer_input" else (d, x.long())
+        with pytest.raises(RuntimeError, match="result type Double can't be cast to the "
+                                               "desired output type Long"):
+            T.nn.functional.mse_loss(*args)
+        assert T.nn.functional.mse_loss(x.long(), x).item() == 0.15625

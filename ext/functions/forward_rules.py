@@ -243,6 +243,11 @@ def _nll(args, out, t):
 
 def _mse(args, out, t):
     x, target, mode = args
+    for v in (x, target):
+        if not v.is_floating_point():
+            # torch computes each side's term of the tangent into a tensor of that side's dtype
+            raise RuntimeError(f"result type {out.dtype._short} can't be cast to the desired "
+                               f"output type {v.dtype._short}")
     diff = x - target
     tangent = _sum(t[0], None if t[1] is None else -t[1])
     terms = 2 * diff * tangent
