@@ -576,3 +576,17 @@ def test_mse_loss_tangent_with_an_integer_side_raises_torchs_cast_error(T, order
                                                "desired output type Long"):
             T.nn.functional.mse_loss(*args)
         assert T.nn.functional.mse_loss(x.long(), x).item() == 0.15625
+
+
+def test_a_dual_is_a_view_of_its_primal_so_its_views_lose_it_after_a_write(T):
+    # make_dual's result views the primal: a view of the dual, after a write to the dual, reads
+    # its history from the primal (which has none), so the dual gets no gradient through it.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor(0.25), T.tensor(-1.0)).requires_grad_()
+        r = x.reshape((1,))
+        with T.no_grad():
+            x.view((1, 1)).add_(1)
+        assert type(r.grad_fn).__name__ == "AsStridedBackward0"
+        with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+            T.autograd.grad((r * 2).sum(), [x])

@@ -428,14 +428,18 @@ def _copy_slices(t: Tensor, info: ViewInfo, node: Node, edge: int = 0) -> None:
 
 
 def _regenerate(t: Tensor, info: ViewInfo) -> None:
-    """Give view ``t`` a grad_fn that reads its region from its base's current history."""
+    """Give view ``t`` a grad_fn that reads its region from its base's current history.
+
+    As in torch, a view with a history of its own (a view of a view that was made to require
+    grad, whose base does not) gets one too, which leads nowhere.
+    """
     base = info.base
     info.version = base._vc[0]
-    if not base._requires_grad:
+    if not base._requires_grad and t._grad_fn is None:
         return
     positions = _positions(t, base)
     node = object.__new__(AsStrided._backward_cls)
-    node.needs_input_grad = (True, False)
+    node.needs_input_grad = (base._requires_grad, False)
     node._saved = ()
     node._versions = None
     link((t,), node, (base,))  # retain_grad moves to the new node with the view
