@@ -590,3 +590,18 @@ def test_a_dual_is_a_view_of_its_primal_so_its_views_lose_it_after_a_write(T):
         assert type(r.grad_fn).__name__ == "AsStridedBackward0"
         with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
             T.autograd.grad((r * 2).sum(), [x])
+
+
+def test_mse_loss_tangent_is_torchs_sum_of_one_term_per_side(T):
+    # (x - y) * 2 * tx + (y - x) * 2 * ty, with zeros for a target without tangent: an infinite
+    # difference gives nan (inf * 0 or inf - inf), not the infinity of 2 (x - y) (tx - ty).
+    fw = T.autograd.forward_ad
+    inf = float("inf")
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([-inf, 1.0]), T.tensor([0.5, 1.0]))
+        y = fw.make_dual(T.tensor([inf, 3.0]), T.tensor([inf, -1.0]))
+        both = fw.unpack_dual(T.nn.functional.mse_loss(x, y, reduction="none")).tangent
+        one = fw.unpack_dual(T.nn.functional.mse_loss(x, T.tensor([inf, 3.0]),
+                                                      reduction="none")).tangent
+        np.testing.assert_array_equal(to_np(both), [np.nan, -8.0])
+        np.testing.assert_array_equal(to_np(one), [np.nan, -4.0])

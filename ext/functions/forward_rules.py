@@ -248,9 +248,9 @@ def _mse(args, out, t):
             # torch computes each side's term of the tangent into a tensor of that side's dtype
             raise RuntimeError(f"result type {out.dtype._short} can't be cast to the desired "
                                f"output type {v.dtype._short}")
-    diff = x - target
-    tangent = _sum(t[0], None if t[1] is None else -t[1])
-    terms = 2 * diff * tangent
+    # One term per side, as torch's, a missing tangent being zeros (inf * 0 is nan there):
+    # (x - y) * 2 * tx + (y - x) * 2 * ty
+    terms = ((x - target) * 2 * _or_zeros(t[0], x)) + (target - x) * 2 * _or_zeros(t[1], target)
     return terms.mean() if mode == 1 else terms.sum() if mode == 2 else terms
 
 
