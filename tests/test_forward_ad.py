@@ -605,3 +605,14 @@ def test_mse_loss_tangent_is_torchs_sum_of_one_term_per_side(T):
                                                       reduction="none")).tangent
         np.testing.assert_array_equal(to_np(both), [np.nan, -8.0])
         np.testing.assert_array_equal(to_np(one), [np.nan, -4.0])
+
+
+def test_the_tangent_a_view_made_in_inference_mode_reads_is_a_normal_tensor(T):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([0.0, -0.75, 1.5]), T.tensor([0.5, -0.5, 1.0])).requires_grad_()
+        with T.inference_mode():
+            v = x.view(-1)
+        assert not fw.unpack_dual(v).tangent.is_inference()
+        w = fw.make_dual(T.eye(3), T.ones(3, 3)).requires_grad_()
+        assert fw.unpack_dual(T.matmul(v, w)).tangent.tolist() == [1.5, 1.5, 2.5]
