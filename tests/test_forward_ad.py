@@ -616,3 +616,11 @@ def test_the_tangent_a_view_made_in_inference_mode_reads_is_a_normal_tensor(T):
         assert not fw.unpack_dual(v).tangent.is_inference()
         w = fw.make_dual(T.eye(3), T.ones(3, 3)).requires_grad_()
         assert fw.unpack_dual(T.matmul(v, w)).tangent.tolist() == [1.25, 0.25, 1.75]
+
+
+def test_tangent_of_zero_to_a_negative_power_is_torchs_minus_inf(T):
+    # d/dy 0**y = 0**y log(0): torch takes 0 for y >= 0 and 0**y * -inf otherwise.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        y = fw.make_dual(T.tensor([0.5, -1.0, 0.0]), T.ones(3))
+        assert fw.unpack_dual(0 ** y).tangent.tolist() == [0.0, -float("inf"), 0.0]

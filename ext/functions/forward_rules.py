@@ -9,6 +9,8 @@ by ``install`` when ``ext.functions`` loads.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._tensor import Tensor
@@ -98,8 +100,12 @@ def _pow_tensor_scalar(args, out, t):
 
 
 def _pow_scalar_tensor(args, out, t):
-    base = args[0]
-    return t[1] * out * arithmetic.log_of_base(base) if base != 0 else t[1] * 0
+    # torch's pow_backward_exponent: t * c^y log(c), where c = 0 gives 0 for y >= 0 and
+    # t * 0^y * -inf (-inf or nan) for y < 0
+    base, y = args
+    if base == 0:
+        return t[1] * where(y >= 0, 0.0, out * -math.inf)
+    return t[1] * (out * arithmetic.log_of_base(base))
 
 
 # ---------------------------------------------------------------------------------- selection
