@@ -624,3 +624,20 @@ def test_tangent_of_zero_to_a_negative_power_is_torchs_minus_inf(T):
     with fw.dual_level():
         y = fw.make_dual(T.tensor([0.5, -1.0, 0.0]), T.ones(3))
         assert fw.unpack_dual(0 ** y).tangent.tolist() == [0.0, -float("inf"), 0.0]
+
+
+@pytest.mark.parametrize("op", ["mm", "mv", "bmm", "addmm", "matmul", "linear"])
+def test_a_matrix_product_tangent_counts_a_missing_tangent_as_zeros(T, op):
+    # torch's mm jvp is ta @ b + a @ tb with zeros for a missing ta: nan where b has a nan
+    # or an inf (0 * inf), where skipping the term would give a number.
+    fw = T.autograd.forward_ad
+    nan, inf = float("nan"), float("inf")
+    a = T.tensor([[1.0, 1.0], [3.0, 2.0]])
+    b_value = T.tensor([[1.0, nan], [inf, 4.0]])
+    with fw.dual_level():
+        b = fw.make_dual(b_value, T.ones(2, 2))
+        out = {"mm": lambda: a.mm(b), "mv": lambda: b.mv(a[0]),
+               "bmm": lambda: T.bmm(a[None], b[None]), "addmm": lambda: T.addmm(a, a, b),
+               "matmul": lambda: T.matmul(a[0], b),
+               "linear": lambda: T.nn.functional.linear(a, b)}[op]()
+        assert np.isnan(to_np(fw.unpack_dual(out).tangent)).all()

@@ -235,9 +235,10 @@ def _addmm(args, out, t):
     terms = []
     if t[0] is not None:
         terms.append(t[0] * beta if beta != 1 else t[0])
-    prod = _sum(None if t[1] is None else t[1].mm(m2), None if t[2] is None else m1.mm(t[2]))
-    if prod is not None:
-        terms.append(prod * alpha if alpha != 1 else prod)
+    # (the products with a missing tangent count as with zeros, as in torch: nan where the
+    # other factor has a nan or inf)
+    prod = _or_zeros(t[1], m1).mm(m2) + m1.mm(_or_zeros(t[2], m2))
+    terms.append(prod * alpha if alpha != 1 else prod)
     return _sum(*terms).expand(out.shape)
 
 
@@ -260,10 +261,16 @@ def _mse(args, out, t):
     return terms.mean() if mode == 1 else terms.sum() if mode == 2 else terms
 
 
-def _mm(mul):
+def _mm(mul, zeros: bool = True):
+    """The rule of a matrix product ``mul(a, b)``: ``mul(ta, b) + mul(a, tb)``. As in torch, a
+    missing tangent takes part as zeros (so a nan or inf in the other factor gives nan), except
+    in ``dot``, which skips it."""
     def rule(args, out, t):
         a, b = args
-        return _sum(None if t[0] is None else mul(t[0], b), None if t[1] is None else mul(a, t[1]))
+        ta, tb = t
+        if zeros:
+            ta, tb = _or_zeros(ta, a), _or_zeros(tb, b)
+        return _sum(None if ta is None else mul(ta, b), None if tb is None else mul(a, tb))
 
     return rule
 
@@ -356,7 +363,8 @@ RULES = {
     shape.Stack: _joined(shape.stack), shape.Cat: _joined(shape.cat),
     # matrix products
     linalg.Mm: _mm(lambda a, b: a.mm(b)), linalg.Mv: _mm(lambda a, b: a.mv(b)),
-    linalg.Dot: _mm(lambda a, b: a.dot(b)), linalg.Bmm: _mm(lambda a, b: linalg.bmm(a, b)),
+    linalg.Dot: _mm(lambda a, b: a.dot(b), zeros=False),
+    linalg.Bmm: _mm(lambda a, b: linalg.bmm(a, b)),
     # indexing
     indexing.Alias: lambda a, o, t: t[0],
     indexing.Select: _linear(indexing.select),
