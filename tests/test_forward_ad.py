@@ -641,3 +641,16 @@ def test_a_matrix_product_tangent_counts_a_missing_tangent_as_zeros(T, op):
                "matmul": lambda: T.matmul(a[0], b),
                "linear": lambda: T.nn.functional.linear(a, b)}[op]()
         assert np.isnan(to_np(fw.unpack_dual(out).tangent)).all()
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_variance_tangent_without_degrees_of_freedom_is_torchs(T):
+    # torch: the sum of t * (nan where x is its mean, inf elsewhere) for a full variance, the
+    # ordinary formula with 2 / (N - correction) along a dim.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([-0.5, 0.0]), T.tensor([-1.0, 0.5]))
+        assert np.isnan(fw.unpack_dual(x.var(correction=2)).tangent.item())
+        assert fw.unpack_dual(x.var(0, correction=2)).tangent.item() == float("inf")
+        assert fw.unpack_dual(x.var(0, correction=3)).tangent.item() == -0.75
+        assert np.isnan(fw.unpack_dual(x.std(correction=3)).tangent.item())

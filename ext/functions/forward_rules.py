@@ -192,11 +192,13 @@ def _prod(args, out, t):
 
 
 def _variance(args, out, t, std: bool):
+    # torch's: var_backward(t, x, keepdim=True) summed over the reduced dims; for std, over
+    # 2 std (0 where std is 0)
     x, dim, correction, keepdim = args
-    dims, n = reduction._var_dims(x, None if dim is None else _reduce_dims(x, dim))
-    c = 1 if correction is None else correction
-    centred = x - x.mean(dims, keepdim=True)
-    dvar = (centred * t[0]).sum(dims, keepdim=keepdim) * (np.float64(2.0) / (n - c))
+    dims = None if dim is None else _reduce_dims(x, dim)
+    terms = reduction.var_backward(t[0], x, dims, correction, True)
+    with np.errstate(invalid="ignore"):  # (inf - inf: torch's nan, without NumPy's warning)
+        dvar = terms.sum(tuple(range(x.ndim)) if dims is None else dims, keepdim=keepdim)
     if not std:
         return dvar
     return where(out == 0, 0.0, dvar / (2 * out))
