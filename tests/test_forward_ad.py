@@ -654,3 +654,21 @@ def test_variance_tangent_without_degrees_of_freedom_is_torchs(T):
         assert fw.unpack_dual(x.var(0, correction=2)).tangent.item() == float("inf")
         assert fw.unpack_dual(x.var(0, correction=3)).tangent.item() == -0.75
         assert np.isnan(fw.unpack_dual(x.std(correction=3)).tangent.item())
+
+
+def test_extremum_tangents_follow_torchs_formulas_at_nan(T):
+    # maximum: tb + w (ta - tb) with w in {0, 1/2, 1}: a nan tangent spreads even from the side
+    # that loses; amax and max(): the tangents where x equals the result, shared (0 / 0 at nan).
+    fw = T.autograd.forward_ad
+    nan = float("nan")
+    with fw.dual_level():
+        a = fw.make_dual(T.tensor([nan, 1.0]), T.tensor([nan, 2.0]))
+        b = fw.make_dual(T.tensor([0.0, 3.0]), T.tensor([-0.5, 1.0]))
+        m = fw.make_dual(T.tensor([1.0, 2.0, 2.0]), T.tensor([1.0, 2.0, 4.0]))
+        assert np.isnan(to_np(fw.unpack_dual(T.maximum(b, a)).tangent)).all()
+        assert fw.unpack_dual(T.minimum(a, b)).tangent.tolist()[1] == 2.0
+        assert np.isnan(fw.unpack_dual(a.amax()).tangent.item())
+        assert np.isnan(fw.unpack_dual(a[0].amax()).tangent.item())
+        assert np.isnan(fw.unpack_dual(a.max()).tangent.item())
+        assert fw.unpack_dual(m.amax()).tangent.item() == 3.0
+        assert fw.unpack_dual(m.max()).tangent.item() == 3.0

@@ -134,11 +134,16 @@ def _clamp_max_tensor(args, out, t):
 
 
 def _extremum(larger: bool):
+    # torch's: tb + w * (ta - tb), w = 1 where a wins, 1/2 at a tie, else 0 (a nan tangent on
+    # either side spreads, as 0 * nan); a missing tangent drops out of the sums, as torch's
+    # zero tensors do
     def rule(args, out, t):
         a, b = args
-        ta, tb = _or_zeros(t[0], a), _or_zeros(t[1], b)
-        wins = a > b if larger else a < b
-        return where(wins, ta, where(a == b, (ta + tb) / 2, tb))
+        ta, tb = t
+        w = where(a == b, 0.5, (a > b if larger else a < b).to(out.dtype))
+        if tb is None:
+            return w * ta
+        return tb + w * (-tb if ta is None else ta - tb)
 
     return rule
 
@@ -150,9 +155,9 @@ def _where(args, out, t):
 
 # ---------------------------------------------------------------------------------- reductions
 def _evenly(args, out, t):
-    x = args[0]
-    mask = x == out
-    return (t[0] * mask).sum() / mask.sum()
+    # torch's evenly_read_jvp: the tangent shared among the elements equal to the result
+    mask = args[0] == out
+    return (mask * (t[0] / mask.sum())).sum()
 
 
 def _picked(largest: bool):
@@ -168,14 +173,12 @@ def _picked(largest: bool):
 
 
 def _amax(args, out, t):
+    # torch's amaxamin_jvp: the mean of the tangents where x equals the result (nan where none
+    # does, as at a nan)
     x, dim, keepdim = args
     dims = _reduce_dims(x, dim)
-    if x.ndim == 0:
-        return t[0]
-    full = reduction._expand_back(out, dims, keepdim, tuple(x.shape))
-    mask = x == full
-    picked = (t[0] * mask).sum(dims, keepdim=True) / mask.sum(dims, keepdim=True)
-    return picked if keepdim else picked.reshape(out.shape)
+    mask = x == reduction._expand_back(out, dims, keepdim, tuple(x.shape))
+    return where(mask, t[0], 0.0).sum(dims, keepdim=keepdim) / mask.sum(dims, keepdim=keepdim)
 
 
 def _prod(args, out, t):
