@@ -672,3 +672,27 @@ def test_extremum_tangents_follow_torchs_formulas_at_nan(T):
         assert np.isnan(fw.unpack_dual(a.max()).tangent.item())
         assert fw.unpack_dual(m.amax()).tangent.item() == 3.0
         assert fw.unpack_dual(m.max()).tangent.item() == 3.0
+
+
+def test_division_tangent_is_torchs_ta_minus_tb_times_result_over_b(T):
+    # (ta - tb * a/b) / b: at b = 0 it is inf or nan as torch's, not the nan of ta/b - tb a/b^2
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        a = fw.make_dual(T.tensor([-2.0, 1.0], dtype=T.float64), T.tensor([0.5, -1.0],
+                                                                           dtype=T.float64))
+        b = fw.make_dual(T.tensor([0.0, 3.0], dtype=T.float64), T.tensor([0.5, 1.0],
+                                                                          dtype=T.float64))
+        np.testing.assert_allclose(to_np(fw.unpack_dual(a / b).tangent), [np.inf, -4 / 9])
+
+
+def test_nan_to_num_tangent_and_gradient_are_multiplied_by_isfinite(T):
+    # torch: t * isfinite(x) (a nan tangent stays nan where x is finite) and grad * isfinite(x)
+    fw = T.autograd.forward_ad
+    nan, inf = float("nan"), float("inf")
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([1.0, nan, inf]), T.tensor([nan, 1.0, 2.0]))
+        np.testing.assert_array_equal(to_np(fw.unpack_dual(T.nan_to_num(x)).tangent),
+                                      [nan, 0.0, 0.0])
+    y = T.tensor([1.0, nan, inf, 2.0], requires_grad=True)
+    T.nan_to_num(y).backward(T.tensor([nan, 1.0, inf, inf]))
+    np.testing.assert_array_equal(to_np(y.grad), [nan, 0.0, nan, inf])

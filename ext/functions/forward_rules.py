@@ -82,9 +82,12 @@ def _mul(args, out, t):
 
 
 def _div(args, out, t):
-    a, b = args
-    return _sum(None if t[0] is None else t[0] / b,
-                None if t[1] is None else -t[1] * (a / b / b))
+    # torch's (ta - tb * out) / b, a missing tangent dropping out as torch's zero tensors do
+    b = args[1]
+    if t[1] is None:
+        return t[0] / b
+    prod = t[1] * out
+    return (-prod if t[0] is None else t[0] - prod) / b
 
 
 def _pow_tensor_tensor(args, out, t):
@@ -323,7 +326,7 @@ RULES = {
     unary.Sign: _piecewise_constant, unary.Round: _piecewise_constant,
     unary.RoundDecimals: _piecewise_constant, unary.Floor: _piecewise_constant,
     unary.Ceil: _piecewise_constant,
-    logical.NanToNum: lambda a, o, t: where(logical.isfinite(a[0]), t[0], 0.0),
+    logical.NanToNum: lambda a, o, t: t[0] * logical.isfinite(a[0]),
     # selection
     selection.ClampScalar: _clamp_scalar, selection.ClampTensor: _clamp_tensor,
     selection.ClampMinScalar: lambda a, o, t: where(a[0] >= a[1], t[0], 0.0),
