@@ -877,3 +877,13 @@ def test_copy_into_an_integer_split_piece_ignores_a_source_that_requires_grad(T)
     c, d = f.split([1, 2])
     with pytest.raises(RuntimeError, match="A view was created in no_grad mode"):
         d.copy_(T.ones(2, 2, requires_grad=True))
+
+
+def test_an_in_place_op_on_an_expand_that_only_adds_dims_of_size_one_writes_through(T):
+    # No element is repeated, so torch writes (into the base, through the view).
+    x = T.tensor([[0.0, 0.25], [0.75, -1.25]])
+    x.expand((1, 2, 2)).relu_()
+    y = T.tensor([[0.0, 0.25], [0.75, -1.25]], requires_grad=True) * 1
+    y.expand((1, 2, 2)).relu_()
+    assert x.tolist() == y.tolist() == [[0.0, 0.25], [0.75, 0.0]]
+    assert type(y.grad_fn).__name__ == "CopySlices"

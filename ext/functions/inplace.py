@@ -56,11 +56,12 @@ def _write(t: Tensor, result: Tensor, through_alias: bool = False) -> None:
         raise RuntimeError(f"result type {rt._short} can't be cast to the desired output type "
                            f"{tt._short}")
     if not td.flags.writeable:
-        if not through_alias:
+        if not through_alias and any(st == 0 and n > 1 for st, n in zip(td.strides, td.shape)):
             raise RuntimeError("unsupported operation: more than one element of the written-to "
                                "tensor refers to a single memory location. Please clone() the "
                                "tensor before performing the operation.")
-        # Indexing writes go through an expanded tensor's aliases (torch deprecates, allows).
+        # Indexing writes go through an expanded tensor's aliases (torch deprecates, allows);
+        # an expand that only added dims of size 1 repeats nothing and is written as it is.
         td = _writable_alias(td)
     np.copyto(td, rd, casting="unsafe")
 
