@@ -696,3 +696,36 @@ def test_nan_to_num_tangent_and_gradient_are_multiplied_by_isfinite(T):
     y = T.tensor([1.0, nan, inf, 2.0], requires_grad=True)
     T.nan_to_num(y).backward(T.tensor([nan, 1.0, inf, inf]))
     np.testing.assert_array_equal(to_np(y.grad), [nan, 0.0, nan, inf])
+
+
+def test_custom_function_jvp_runs_before_its_tensors_are_saved(T):
+    # torch runs jvp while wrapping the outputs, before saving: jvp sees no saved tensors, and
+    # a missing jvp is reported before an inference tensor's refusal to be saved.
+    fw = T.autograd.forward_ad
+    seen = []
+
+    class Double(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            seen.append(len(ctx.saved_tensors))
+            return t * 2
+
+    class NoJvp(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y
+
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([1.0]), T.tensor([1.0])).requires_grad_()
+        Double.apply(x)
+        with T.inference_mode():
+            frozen = x * 2
+        with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
+            NoJvp.apply(frozen, x)
+    assert seen == [0]
