@@ -729,3 +729,29 @@ def test_custom_function_jvp_runs_before_its_tensors_are_saved(T):
         with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
             NoJvp.apply(frozen, x)
     assert seen == [0]
+
+
+def test_a_missing_jvp_raises_after_a_dirty_view_input_was_rebased(T):
+    # torch sets the history (the base of a view modified in place gets CopySlices) before it
+    # asks for the jvp.
+    fw = T.autograd.forward_ad
+
+    class Dirty(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    with fw.dual_level():
+        x = fw.make_dual(T.ones(2, 1, dtype=T.float64), T.ones(2, 1, dtype=T.float64))
+        y = x.requires_grad_() * 1
+        with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
+            Dirty.apply(y[:, :])
+        assert type(y.grad_fn).__name__ == "CopySlices"
+        y.sum().backward()
+        assert x.grad.tolist() == [[2.0], [2.0]]
