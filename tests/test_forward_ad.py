@@ -511,3 +511,247 @@ def test_a_view_made_in_inference_mode_reads_its_tangent_from_what_it_views(T):
         assert fw.unpack_dual(v).tangent.tolist() == [2.0, 3.0]
         assert fw.unpack_dual(w).tangent.tolist() == [[2.0, 3.0]]
         assert fw.unpack_dual(y).tangent is None
+
+
+# ---------------------------------------------------------------------------- forward-over-reverse
+
+
+@pytest.mark.parametrize("write", ["whole", "view"])
+def test_a_gradient_through_an_in_place_op_that_saves_its_result_carries_its_tangent(T, write):
+    # d/dx sum(exp(x)**2) = 2 exp(2x), whose tangent along v is 4 exp(2x) v: the saved result
+    # of exp_ keeps the tangent it was given.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor(X), T.tensor(V)).requires_grad_()
+        y = x * 1
+        (y if write == "whole" else y.transpose(0, 1)).exp_()
+        (g,) = T.autograd.grad((y * y).sum(), [x], create_graph=True)
+        np.testing.assert_allclose(to_np(fw.unpack_dual(g).tangent), 4 * np.exp(2 * X) * V,
+                                   rtol=1e-12)
+
+
+def test_the_value_an_in_place_op_saves_keeps_the_tangent_from_before_the_write(T):
+    # x / (b + 1) saved x's old value: loss = sum(x**2) / (b+1)**2 after x.div_(b + 1), so
+    # d loss/db = -2 sum(x**2) / (b+1)**3, whose tangent along x's (1, 0) is -4 x0 / (b+1)**3.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([2.0, 4.0]), T.tensor([1.0, 0.0]))
+        b = fw.make_dual(T.tensor(1.0), T.tensor(0.0)).requires_grad_()
+        x.div_(b + 1)
+        (g,) = T.autograd.grad((x * x).sum(), [b], create_graph=True)
+        assert g.item() == -5.0
+        assert fw.unpack_dual(g).tangent.item() == -1.0
+
+
+def test_the_gradient_of_relu_has_a_zero_tangent_along_its_input(T):
+    # relu's gradient is piecewise constant in x: torch gives it a zero tangent, not none.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([0.25, -1.0]), T.tensor([1.0, 1.0])).requires_grad_()
+        (g,) = T.autograd.grad((x.relu() * T.tensor([1.0, 2.0])).sum(), [x], create_graph=True)
+        assert fw.unpack_dual(g).tangent.tolist() == [0.0, 0.0]
+
+
+def test_logsumexp_tangent_is_torchs_normalised_sum_nan_when_empty(T):
+    # torch's logsumexp_jvp: sum(exp(x - amax) * t) / sum(exp(x - amax)); 0 / 0 when empty.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        e = fw.make_dual(T.zeros(0, 2, dtype=T.float64), T.zeros(0, 2, dtype=T.float64))
+        x = fw.make_dual(T.tensor([1.0, 2.0], dtype=T.float64), T.tensor([1.0, 3.0],
+                                                                         dtype=T.float64))
+        assert np.isnan(to_np(fw.unpack_dual(T.logsumexp(e, 0)).tangent)).all()
+        w = np.exp([1.0, 2.0]) / np.exp([1.0, 2.0]).sum()
+        assert_close(fw.unpack_dual(T.logsumexp(x, 0)).tangent, w @ [1.0, 3.0])
+
+
+@pytest.mark.parametrize("order", ["integer_input", "integer_target"])
+def test_mse_loss_tangent_with_an_integer_side_raises_torchs_cast_error(T, order):
+    # torch's forward derivative of mse_loss writes each side's term into that side's dtype.
+    fw = T.autograd.forward_ad
+    x = T.tensor([[-1.5], [0.25]], dtype=T.float64)
+    with fw.dual_level():
+        d = fw.make_dual(x, T.ones(2, 1, dtype=T.float64))
+        args = (x.long(), d) if order == "integer_input" else (d, x.long())
+        with pytest.raises(RuntimeError, match="result type Double can't be cast to the "
+                                               "desired output type Long"):
+            T.nn.functional.mse_loss(*args)
+        assert T.nn.functional.mse_loss(x.long(), x).item() == 0.15625
+
+
+def test_a_dual_is_a_view_of_its_primal_so_its_views_lose_it_after_a_write(T):
+    # make_dual's result views the primal: a view of the dual, after a write to the dual, reads
+    # its history from the primal (which has none), so the dual gets no gradient through it.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor(0.25), T.tensor(-1.0)).requires_grad_()
+        r = x.reshape((1,))
+        with T.no_grad():
+            x.view((1, 1)).add_(1)
+        assert type(r.grad_fn).__name__ == "AsStridedBackward0"
+        with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+            T.autograd.grad((r * 2).sum(), [x])
+
+
+def test_mse_loss_tangent_is_torchs_sum_of_one_term_per_side(T):
+    # (x - y) * 2 * tx + (y - x) * 2 * ty, with zeros for a target without tangent: an infinite
+    # difference gives nan (inf * 0 or inf - inf), not the infinity of 2 (x - y) (tx - ty).
+    fw = T.autograd.forward_ad
+    inf = float("inf")
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([-inf, 1.0]), T.tensor([0.5, 1.0]))
+        y = fw.make_dual(T.tensor([inf, 3.0]), T.tensor([inf, -1.0]))
+        both = fw.unpack_dual(T.nn.functional.mse_loss(x, y, reduction="none")).tangent
+        one = fw.unpack_dual(T.nn.functional.mse_loss(x, T.tensor([inf, 3.0]),
+                                                      reduction="none")).tangent
+        np.testing.assert_array_equal(to_np(both), [np.nan, -8.0])
+        np.testing.assert_array_equal(to_np(one), [np.nan, -4.0])
+
+
+def test_the_tangent_a_view_made_in_inference_mode_reads_is_a_normal_tensor(T):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([0.0, -0.75, 1.5]), T.tensor([0.5, -0.5, 1.0])).requires_grad_()
+        with T.inference_mode():
+            v = x.view(-1)
+        assert not fw.unpack_dual(v).tangent.is_inference()
+        w = fw.make_dual(T.eye(3), T.ones(3, 3)).requires_grad_()
+        assert fw.unpack_dual(T.matmul(v, w)).tangent.tolist() == [1.25, 0.25, 1.75]
+
+
+def test_tangent_of_zero_to_a_negative_power_is_torchs_minus_inf(T):
+    # d/dy 0**y = 0**y log(0): torch takes 0 for y >= 0 and 0**y * -inf otherwise.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        y = fw.make_dual(T.tensor([0.5, -1.0, 0.0]), T.ones(3))
+        assert fw.unpack_dual(0 ** y).tangent.tolist() == [0.0, -float("inf"), 0.0]
+
+
+@pytest.mark.parametrize("op", ["mm", "mv", "bmm", "addmm", "matmul", "linear"])
+def test_a_matrix_product_tangent_counts_a_missing_tangent_as_zeros(T, op):
+    # torch's mm jvp is ta @ b + a @ tb with zeros for a missing ta: nan where b has a nan
+    # or an inf (0 * inf), where skipping the term would give a number.
+    fw = T.autograd.forward_ad
+    nan, inf = float("nan"), float("inf")
+    a = T.tensor([[1.0, 1.0], [3.0, 2.0]])
+    b_value = T.tensor([[1.0, nan], [inf, 4.0]])
+    with fw.dual_level():
+        b = fw.make_dual(b_value, T.ones(2, 2))
+        out = {"mm": lambda: a.mm(b), "mv": lambda: b.mv(a[0]),
+               "bmm": lambda: T.bmm(a[None], b[None]), "addmm": lambda: T.addmm(a, a, b),
+               "matmul": lambda: T.matmul(a[0], b),
+               "linear": lambda: T.nn.functional.linear(a, b)}[op]()
+        assert np.isnan(to_np(fw.unpack_dual(out).tangent)).all()
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_variance_tangent_without_degrees_of_freedom_is_torchs(T):
+    # torch: the sum of t * (nan where x is its mean, inf elsewhere) for a full variance, the
+    # ordinary formula with 2 / (N - correction) along a dim.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([-0.5, 0.0]), T.tensor([-1.0, 0.5]))
+        assert np.isnan(fw.unpack_dual(x.var(correction=2)).tangent.item())
+        assert fw.unpack_dual(x.var(0, correction=2)).tangent.item() == float("inf")
+        assert fw.unpack_dual(x.var(0, correction=3)).tangent.item() == -0.75
+        assert np.isnan(fw.unpack_dual(x.std(correction=3)).tangent.item())
+
+
+def test_extremum_tangents_follow_torchs_formulas_at_nan(T):
+    # maximum: tb + w (ta - tb) with w in {0, 1/2, 1}: a nan tangent spreads even from the side
+    # that loses; amax and max(): the tangents where x equals the result, shared (0 / 0 at nan).
+    fw = T.autograd.forward_ad
+    nan = float("nan")
+    with fw.dual_level():
+        a = fw.make_dual(T.tensor([nan, 1.0]), T.tensor([2.0, nan]))
+        b = fw.make_dual(T.tensor([0.0, 3.0]), T.tensor([-0.5, 1.0]))
+        m = fw.make_dual(T.tensor([1.0, 2.0, 2.0]), T.tensor([1.0, 2.0, 4.0]))
+        np.testing.assert_array_equal(to_np(fw.unpack_dual(T.maximum(b, a)).tangent), [2.0, nan])
+        np.testing.assert_array_equal(to_np(fw.unpack_dual(T.minimum(a, b)).tangent), [-0.5, nan])
+        assert np.isnan(fw.unpack_dual(a.amax()).tangent.item())
+        assert np.isnan(fw.unpack_dual(a[0].amax()).tangent.item())
+        assert np.isnan(fw.unpack_dual(a.max()).tangent.item())
+        assert fw.unpack_dual(m.amax()).tangent.item() == 3.0
+        assert fw.unpack_dual(m.max()).tangent.item() == 3.0
+
+
+def test_division_tangent_is_torchs_ta_minus_tb_times_result_over_b(T):
+    # (ta - tb * a/b) / b: at b = 0 it is inf or nan as torch's, not the nan of ta/b - tb a/b^2
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        a = fw.make_dual(T.tensor([0.75, 1.0], dtype=T.float64), T.tensor([-0.5, -1.0],
+                                                                           dtype=T.float64))
+        b = fw.make_dual(T.tensor([0.0, 3.0], dtype=T.float64), T.tensor([-0.5, 1.0],
+                                                                          dtype=T.float64))
+        np.testing.assert_allclose(to_np(fw.unpack_dual(a / b).tangent), [np.inf, -4 / 9])
+
+
+def test_nan_to_num_tangent_and_gradient_are_multiplied_by_isfinite(T):
+    # torch: t * isfinite(x) (a nan tangent stays nan where x is finite) and grad * isfinite(x)
+    fw = T.autograd.forward_ad
+    nan, inf = float("nan"), float("inf")
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([1.0, nan, inf]), T.tensor([nan, 1.0, 2.0]))
+        np.testing.assert_array_equal(to_np(fw.unpack_dual(T.nan_to_num(x)).tangent),
+                                      [nan, 0.0, 0.0])
+    y = T.tensor([1.0, nan, inf, 2.0], requires_grad=True)
+    T.nan_to_num(y).backward(T.tensor([nan, 1.0, inf, inf]))
+    np.testing.assert_array_equal(to_np(y.grad), [nan, 0.0, nan, inf])
+
+
+def test_custom_function_jvp_runs_before_its_tensors_are_saved(T):
+    # torch runs jvp while wrapping the outputs, before saving: jvp sees no saved tensors, and
+    # a missing jvp is reported before an inference tensor's refusal to be saved.
+    fw = T.autograd.forward_ad
+    seen = []
+
+    class Double(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            seen.append(len(ctx.saved_tensors))
+            return t * 2
+
+    class NoJvp(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y
+
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([1.0]), T.tensor([1.0])).requires_grad_()
+        Double.apply(x)
+        with T.inference_mode():
+            frozen = x * 2
+        with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
+            NoJvp.apply(frozen, x)
+    assert seen == [0]
+
+
+def test_a_missing_jvp_raises_after_a_dirty_view_input_was_rebased(T):
+    # torch sets the history (the base of a view modified in place gets CopySlices) before it
+    # asks for the jvp.
+    fw = T.autograd.forward_ad
+
+    class Dirty(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    with fw.dual_level():
+        x = fw.make_dual(T.ones(2, 1, dtype=T.float64), T.ones(2, 1, dtype=T.float64))
+        y = x.requires_grad_() * 1
+        with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
+            Dirty.apply(y[:, :])
+        assert type(y.grad_fn).__name__ == "CopySlices"
+        y.sum().backward()
+        assert x.grad.tolist() == [[2.0], [2.0]]

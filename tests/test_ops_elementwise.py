@@ -1124,3 +1124,12 @@ def test_tanh_and_sigmoid_gradients_with_create_graph_are_one_node(T, fn, node):
     assert T.autograd.gradgradcheck(
         lambda x: T.autograd.grad(getattr(T, fn)(x).pow(2).sum(), [x], create_graph=True)[0],
         (x,))
+
+
+def test_x_to_the_minus_half_is_rsqrt_at_minus_zero_and_minus_inf(T):
+    # torch computes x ** -0.5 as rsqrt (IEEE pow would give inf and 0 there), which also sets
+    # the gradient of x ** 0.5 at -inf.
+    x = T.tensor([-0.0, float("-inf"), 0.0, 4.0], dtype=T.float64, requires_grad=True)
+    np.testing.assert_array_equal(to_np(x.pow(-0.5)), [-np.inf, np.nan, np.inf, 0.5])
+    x.pow(0.5).backward(T.ones(4, dtype=T.float64))
+    np.testing.assert_array_equal(to_np(x.grad), [-np.inf, np.nan, np.inf, 0.25])

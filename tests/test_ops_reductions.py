@@ -784,3 +784,17 @@ def test_prod_gradient_goes_through_the_saved_result(T):
     assert ggy is not None
     np.testing.assert_allclose(ggy.tolist(), [2.0 * (1 / 1.5 + 1 / 2.0),
                                               2.0 * (1 / 0.5 - 1 / 3.0)], rtol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:var\\(\\)|std\\(\\):UserWarning")
+@pytest.mark.parametrize("g", [-1.0, 0.0, 2.0])
+def test_gradient_of_a_variance_without_degrees_of_freedom_is_grad_times_nan_or_inf(T, g):
+    # torch: grad * (nan where x is its mean, inf elsewhere); std's goes through it with
+    # grad / (2 std), and std is inf here.
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    x.var(correction=2).backward(T.tensor(g))
+    want = {-1.0: -np.inf, 0.0: np.nan, 2.0: np.inf}[g]
+    np.testing.assert_array_equal(x.grad.numpy(), [want, want])
+    x.grad = None
+    x.std(correction=3).backward(T.tensor(g))
+    np.testing.assert_array_equal(x.grad.numpy(), [np.nan, np.nan])

@@ -436,3 +436,18 @@ def test_autograd_grad_with_respect_to_a_stale_split_piece_raises(T):
     with pytest.raises(RuntimeError, match="Output 0 of Split is a view and its base or another "
                                            "view of its base has been modified inplace"):
         T.autograd.grad(y.sum(), [y, a], allow_unused=True)
+
+
+def test_a_view_of_a_view_leaf_whose_base_changed_gets_a_history_that_leads_nowhere(T):
+    # v is a view made to require grad, of a base that does not: after the base changes, the
+    # views taken of v read from the base, which has no history, so v gets no gradient.
+    b = T.tensor([1.0, 2.0])
+    v = b[:]
+    v.requires_grad_()
+    w = v[1:]
+    with T.no_grad():
+        b.add_(1)
+    assert type(w.grad_fn).__name__ == "AsStridedBackward0"
+    assert w.requires_grad and w.grad_fn.next_functions == ((None, 0),)
+    assert v.is_leaf and v.grad_fn is None
+    assert T.autograd.grad(w.sum(), v, allow_unused=True) == (None,)

@@ -314,14 +314,17 @@ class Function(metaclass=FunctionMeta):
             link(linked, ctx, tuple(args[p] for p in positions))
             ctx._out_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor)
                                   else None for o in outputs)
-            ctx._finish_saving(outputs)
             if view_inputs and len(outputs) == 1:
                 _rebase_dirty_views(ctx, view_inputs)
+            if tangents is not None:
+                # After the history is set and before the tensors are saved, as in torch: a
+                # missing jvp raises with the graph built, and jvp sees no saved tensors.
+                _forward_tangents(cls, ctx, args, outputs, tangents)
+            ctx._finish_saving(outputs)
         else:
             ctx._to_save = None
-        if tangents is not None:
-            # After the history is set, as in torch: a missing jvp raises with the graph built.
-            _forward_tangents(cls, ctx, args, outputs, tangents)
+            if tangents is not None:
+                _forward_tangents(cls, ctx, args, outputs, tangents)
         return outputs if is_tuple else outputs[0]
 
 

@@ -80,7 +80,10 @@ def _inherit_tangent(view: Tensor, x: Tensor) -> None:
     # (read through x's own layout, which _positions can do when x has no gaps)
     if tangent is not None and (xd.flags.c_contiguous or xd.flags.f_contiguous):
         positions = _positions(view, x)
-        set_tangent(view, wrap(np.take(tangent._data, positions)))
+        inherited = wrap(np.take(tangent._data, positions))
+        # (it is what a view of x's tangent would be: an inference tensor only if that is one)
+        inherited._vc = False if tangent._vc is False else None
+        set_tangent(view, inherited)
 
 
 def follow_base_requires_grad(view: Tensor, vc: list) -> None:

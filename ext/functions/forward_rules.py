@@ -9,6 +9,8 @@ by ``install`` when ``ext.functions`` loads.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._tensor import Tensor
@@ -80,9 +82,12 @@ def _mul(args, out, t):
 
 
 def _div(args, out, t):
-    a, b = args
-    return _sum(None if t[0] is None else t[0] / b,
-                None if t[1] is None else -t[1] * (a / b / b))
+    # torch's (ta - tb * out) / b, a missing tangent dropping out as torch's zero tensors do
+    b = args[1]
+    if t[1] is None:
+        return t[0] / b
+    prod = t[1] * out
+    return (-prod if t[0] is None else t[0] - prod) / b
 
 
 def _pow_tensor_tensor(args, out, t):
@@ -98,8 +103,12 @@ def _pow_tensor_scalar(args, out, t):
 
 
 def _pow_scalar_tensor(args, out, t):
-    base = args[0]
-    return t[1] * out * arithmetic.log_of_base(base) if base != 0 else t[1] * 0
+    # torch's pow_backward_exponent: t * c^y log(c), where c = 0 gives 0 for y >= 0 and
+    # t * 0^y * -inf (-inf or nan) for y < 0
+    base, y = args
+    if base == 0:
+        return t[1] * where(y >= 0, 0.0, out * -math.inf)
+    return t[1] * (out * arithmetic.log_of_base(base))
 
 
 # ---------------------------------------------------------------------------------- selection
@@ -128,11 +137,16 @@ def _clamp_max_tensor(args, out, t):
 
 
 def _extremum(larger: bool):
+    # torch's: tb + w * (ta - tb), w = 1 where a wins, 1/2 at a tie, else 0 (a nan tangent on
+    # either side spreads, as 0 * nan); a missing tangent drops out of the sums, as torch's
+    # zero tensors do
     def rule(args, out, t):
         a, b = args
-        ta, tb = _or_zeros(t[0], a), _or_zeros(t[1], b)
-        wins = a > b if larger else a < b
-        return where(wins, ta, where(a == b, (ta + tb) / 2, tb))
+        ta, tb = t
+        w = where(a == b, 0.5, (a > b if larger else a < b).to(out.dtype))
+        if tb is None:
+            return w * ta
+        return tb + w * (-tb if ta is None else ta - tb)
 
     return rule
 
@@ -144,9 +158,9 @@ def _where(args, out, t):
 
 # ---------------------------------------------------------------------------------- reductions
 def _evenly(args, out, t):
-    x = args[0]
-    mask = x == out
-    return (t[0] * mask).sum() / mask.sum()
+    # torch's evenly_read_jvp: the tangent shared among the elements equal to the result
+    mask = args[0] == out
+    return (mask * (t[0] / mask.sum())).sum()
 
 
 def _picked(largest: bool):
@@ -162,14 +176,12 @@ def _picked(largest: bool):
 
 
 def _amax(args, out, t):
+    # torch's amaxamin_jvp: the mean of the tangents where x equals the result (nan where none
+    # does, as at a nan)
     x, dim, keepdim = args
     dims = _reduce_dims(x, dim)
-    if x.ndim == 0:
-        return t[0]
-    full = reduction._expand_back(out, dims, keepdim, tuple(x.shape))
-    mask = x == full
-    picked = (t[0] * mask).sum(dims, keepdim=True) / mask.sum(dims, keepdim=True)
-    return picked if keepdim else picked.reshape(out.shape)
+    mask = x == reduction._expand_back(out, dims, keepdim, tuple(x.shape))
+    return where(mask, t[0], 0.0).sum(dims, keepdim=keepdim) / mask.sum(dims, keepdim=keepdim)
 
 
 def _prod(args, out, t):
@@ -186,11 +198,13 @@ def _prod(args, out, t):
 
 
 def _variance(args, out, t, std: bool):
+    # torch's: var_backward(t, x, keepdim=True) summed over the reduced dims; for std, over
+    # 2 std (0 where std is 0)
     x, dim, correction, keepdim = args
-    dims, n = reduction._var_dims(x, None if dim is None else _reduce_dims(x, dim))
-    c = 1 if correction is None else correction
-    centred = x - x.mean(dims, keepdim=True)
-    dvar = (centred * t[0]).sum(dims, keepdim=keepdim) * (np.float64(2.0) / (n - c))
+    dims = None if dim is None else _reduce_dims(x, dim)
+    terms = reduction.var_backward(t[0], x, dims, correction, True)
+    with np.errstate(invalid="ignore"):  # (inf - inf: torch's nan, without NumPy's warning)
+        dvar = terms.sum(tuple(range(x.ndim)) if dims is None else dims, keepdim=keepdim)
     if not std:
         return dvar
     return where(out == 0, 0.0, dvar / (2 * out))
@@ -216,10 +230,12 @@ def _log_softmax(args, out, t):
 
 
 def _logsumexp(args, out, t):
+    # torch's logsumexp_jvp: sum(e * t) / sum(e) with e = exp(x - amax(x)), so that an empty
+    # reduction gives 0 / 0 = nan.
     x, dim, keepdim = args
     dims = _reduce_dims(x, dim)
-    full = reduction._expand_back(out, dims, keepdim, tuple(x.shape))
-    return ((x - full).exp() * t[0]).sum(dims, keepdim=keepdim)
+    e = (x - x.amax(dims, keepdim=True)).exp() if x.numel() else x.exp()
+    return (e * t[0]).sum(dims, keepdim=keepdim) / e.sum(dims, keepdim=keepdim)
 
 
 def _addmm(args, out, t):
@@ -227,9 +243,10 @@ def _addmm(args, out, t):
     terms = []
     if t[0] is not None:
         terms.append(t[0] * beta if beta != 1 else t[0])
-    prod = _sum(None if t[1] is None else t[1].mm(m2), None if t[2] is None else m1.mm(t[2]))
-    if prod is not None:
-        terms.append(prod * alpha if alpha != 1 else prod)
+    # (the products with a missing tangent count as with zeros, as in torch: nan where the
+    # other factor has a nan or inf)
+    prod = _or_zeros(t[1], m1).mm(m2) + m1.mm(_or_zeros(t[2], m2))
+    terms.append(prod * alpha if alpha != 1 else prod)
     return _sum(*terms).expand(out.shape)
 
 
@@ -241,16 +258,27 @@ def _nll(args, out, t):
 
 def _mse(args, out, t):
     x, target, mode = args
-    diff = x - target
-    tangent = _sum(t[0], None if t[1] is None else -t[1])
-    terms = 2 * diff * tangent
+    for v in (x, target):
+        if not v.is_floating_point():
+            # torch computes each side's term of the tangent into a tensor of that side's dtype
+            raise RuntimeError(f"result type {out.dtype._short} can't be cast to the desired "
+                               f"output type {v.dtype._short}")
+    # One term per side, as torch's, a missing tangent being zeros (inf * 0 is nan there):
+    # (x - y) * 2 * tx + (y - x) * 2 * ty
+    terms = ((x - target) * 2 * _or_zeros(t[0], x)) + (target - x) * 2 * _or_zeros(t[1], target)
     return terms.mean() if mode == 1 else terms.sum() if mode == 2 else terms
 
 
-def _mm(mul):
+def _mm(mul, zeros: bool = True):
+    """The rule of a matrix product ``mul(a, b)``: ``mul(ta, b) + mul(a, tb)``. As in torch, a
+    missing tangent takes part as zeros (so a nan or inf in the other factor gives nan), except
+    in ``dot``, which skips it."""
     def rule(args, out, t):
         a, b = args
-        return _sum(None if t[0] is None else mul(t[0], b), None if t[1] is None else mul(a, t[1]))
+        ta, tb = t
+        if zeros:
+            ta, tb = _or_zeros(ta, a), _or_zeros(tb, b)
+        return _sum(None if ta is None else mul(ta, b), None if tb is None else mul(a, tb))
 
     return rule
 
@@ -289,15 +317,16 @@ RULES = {
     unary.Sin: _chain(lambda x, y: x.cos()), unary.Cos: _chain(lambda x, y: -x.sin()),
     unary.Tanh: _chain(lambda x, y: 1 - y * y), unary.Sigmoid: _chain(lambda x, y: (1 - y) * y),
     unary.Relu: lambda a, o, t: unary.threshold_backward(t[0], o, 0),
-    unary.ThresholdBackward: lambda a, o, t: None if t[0] is None else unary.threshold_backward(
-        t[0], a[1], a[2]), unary.Sqrt: lambda a, o, t: t[0] / (2 * o),
+    unary.ThresholdBackward: lambda a, o, t: _zeros_like(o) if t[0] is None else
+    unary.threshold_backward(t[0], a[1], a[2]),
+    unary.Sqrt: lambda a, o, t: t[0] / (2 * o),
     unary.Expm1: _chain(lambda x, y: y + 1), unary.Tan: _chain(lambda x, y: y * y + 1),
     unary.Rsqrt: _chain(lambda x, y: y * y * y * -0.5), unary.Abs: _chain(lambda x, y: x.sign()),
     unary.Log1p: lambda a, o, t: t[0] / (a[0] + 1),
     unary.Sign: _piecewise_constant, unary.Round: _piecewise_constant,
     unary.RoundDecimals: _piecewise_constant, unary.Floor: _piecewise_constant,
     unary.Ceil: _piecewise_constant,
-    logical.NanToNum: lambda a, o, t: where(logical.isfinite(a[0]), t[0], 0.0),
+    logical.NanToNum: lambda a, o, t: t[0] * logical.isfinite(a[0]),
     # selection
     selection.ClampScalar: _clamp_scalar, selection.ClampTensor: _clamp_tensor,
     selection.ClampMinScalar: lambda a, o, t: where(a[0] >= a[1], t[0], 0.0),
@@ -342,7 +371,8 @@ RULES = {
     shape.Stack: _joined(shape.stack), shape.Cat: _joined(shape.cat),
     # matrix products
     linalg.Mm: _mm(lambda a, b: a.mm(b)), linalg.Mv: _mm(lambda a, b: a.mv(b)),
-    linalg.Dot: _mm(lambda a, b: a.dot(b)), linalg.Bmm: _mm(lambda a, b: linalg.bmm(a, b)),
+    linalg.Dot: _mm(lambda a, b: a.dot(b), zeros=False),
+    linalg.Bmm: _mm(lambda a, b: linalg.bmm(a, b)),
     # indexing
     indexing.Alias: lambda a, o, t: t[0],
     indexing.Select: _linear(indexing.select),

@@ -134,6 +134,17 @@ def _alias(t: Tensor) -> Tensor:
     return a
 
 
+def _keep_value(old: Tensor) -> None:
+    """Give ``old`` (an alias of a tensor about to be written) its own copy of the value, and
+    of the tangent, which the write would otherwise overwrite in place."""
+    old._data = old._data.copy()
+    fw = getattr(old, "_fw_grad", None)
+    if fw is not None:
+        from ..autograd.forward_ad import _untracked
+
+        old._fw_grad = (fw[0], _untracked(fw[1].clone), fw[2])
+
+
 def _saves(node: Node, t: Tensor) -> bool:
     saved = getattr(node, "_saved", None) or ()
     return any(s is t or (isinstance(s, SavedTensor) and s._tensor is t) for s in saved)
@@ -230,12 +241,12 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     if STATE.special and STATE.saved_hooks is not None:
         # The op may save its input through saved-tensor hooks, which keep whatever the pack
         # hook returned (often that very tensor): it must hold the value from before the write.
-        old._data = old._data.copy()
+        _keep_value(old)
     result = op(old, *args, **kwargs)
     node = result._grad_fn
     if node is not None and _saves(node, old):
         # The op keeps the value from before the write (torch saves a clone of the original).
-        old._data = old._data.copy()
+        _keep_value(old)
     _write(t, result, getattr(op, "writes_through_aliases", False))
     bump_version(t)
     if STATE.fw_level is not None and not STATE.inference:
@@ -299,7 +310,11 @@ def _point_saved_outputs(node: Node, t: Tensor) -> None:
     saved = getattr(node, "_saved", None) or ()
     for s in saved:
         if isinstance(s, SavedTensor) and s._is_output and s._tensor is not None:
+            # (under forward AD it keeps the tangent the op's output was given)
+            fw = getattr(s._tensor, "_fw_grad", None)
             s._tensor = t.detach()
+            if fw is not None:
+                s._tensor._fw_grad = fw
             s._version = t._vc[0]
 
 
@@ -446,14 +461,18 @@ def _copy_slices(t: Tensor, info: ViewInfo, node: Node, edge: int = 0) -> None:
 
 
 def _regenerate(t: Tensor, info: ViewInfo) -> None:
-    """Give view ``t`` a grad_fn that reads its region from its base's current history."""
+    """Give view ``t`` a grad_fn that reads its region from its base's current history.
+
+    As in torch, a view with a history of its own (a view of a view that was made to require
+    grad, whose base does not) gets one too, which leads nowhere.
+    """
     base = info.base
     info.version = base._vc[0]
-    if not base._requires_grad:
+    if not base._requires_grad and t._grad_fn is None:
         return
     positions = _positions(t, base)
     node = object.__new__(AsStrided._backward_cls)
-    node.needs_input_grad = (True, False)
+    node.needs_input_grad = (base._requires_grad, False)
     node._saved = ()
     node._versions = None
     link((t,), node, (base,))  # retain_grad moves to the new node with the view

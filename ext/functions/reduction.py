@@ -673,16 +673,7 @@ class Var(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        dims, n = _var_dims(x, ctx.dim)
-        c = 1 if ctx.correction is None else ctx.correction
-        if n - c <= 0 and (ctx.dim is None or x.ndim == 0):
-            # torch's gradient of a full variance without degrees of freedom is a constant,
-            # 2 / 0 times x - mean: nan where x is its mean, inf elsewhere.
-            ns = namespace_of(x)
-            return ns.where(x == x.mean(), np.nan, np.inf).to(x.dtype), None, None, None
-        centred = x - x.mean(dims, keepdim=True)
-        return (_expand_back(grad, dims, ctx.keepdim, tuple(x.shape)) * centred *
-                (np.float64(2.0) / (n - c))), None, None, None
+        return var_backward(grad, x, ctx.dim, ctx.correction, ctx.keepdim), None, None, None
 
 
 class Std(Var):
@@ -704,13 +695,24 @@ class Std(Var):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        dims, n = _var_dims(x, ctx.dim)
-        c = 1 if ctx.correction is None else ctx.correction
-        sizes = tuple(x.shape)
-        centred = x - x.mean(dims, keepdim=True)
         # A zero standard deviation has a zero gradient, as torch defines it.
-        scale = namespace_of(x).where(result == 0, 0.0, grad / (result * (n - c)))
-        return _expand_back(scale, dims, ctx.keepdim, sizes) * centred, None, None, None
+        grad_var = namespace_of(x).where(result == 0, 0.0, grad / (result * 2))
+        return var_backward(grad_var, x, ctx.dim, ctx.correction, ctx.keepdim), None, None, None
+
+
+def var_backward(grad: Tensor, x: Tensor, dim: tuple | None, correction, keepdim: bool) -> Tensor:
+    """torch's var_backward: grad * 2 (x - mean) / (N - correction). A full variance without
+    degrees of freedom (N <= correction) has grad * (nan where x is its mean, else inf)."""
+    dims, n = _var_dims(x, dim)
+    c = 1 if correction is None else correction
+    if dim is None or x.ndim == 0:
+        if n - c <= 0:
+            return grad * namespace_of(x).where(x == x.mean(), np.nan, np.inf).to(x.dtype)
+        return np.float64(2.0) / (n - c) * grad * (x - x.mean())
+    if not keepdim:
+        for d in sorted(_wrap_dim(d, x.ndim) for d in dims):
+            grad = grad.unsqueeze(d)
+    return np.float64(2.0) / (n - c) * grad * (x - x.mean(dims, keepdim=True))
 
 
 def _var_dims(x: Tensor, dim) -> tuple:

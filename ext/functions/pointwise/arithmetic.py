@@ -423,7 +423,10 @@ def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
         out = wrap(xd | (not e))
     else:
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = wrap(np.power(xd, e))
+            # torch computes x ** -0.5 as rsqrt: nan at -inf and -inf at -0.0, where pow gives
+            # 0 and inf
+            out = wrap(1 / np.sqrt(xd) if e == -0.5 and xd.dtype.kind == "f"
+                       else np.power(xd, e))
     if recording(x, None) or STATE.special:
         record(PowTensorScalar, out, (x,), (x, exponent))
     return out
