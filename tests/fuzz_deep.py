@@ -455,12 +455,11 @@ def check_program(prog: Program, modes=MODES, depth=3, stats=None, coverage=None
             break
         f = found[0]
         removed = tuple(sorted(set(range(total)) - set(alive)))
-        for g in found:
-            name = explain(g)
-            if name:
-                explained.append((name, g))
-            else:
-                mismatches.append((g, removed))
+        name = explain(f)
+        if name:  # what follows may be its consequence: the next pass, without it, tells
+            explained.append((name, f))
+        else:
+            mismatches += [(g, removed) for g in found if not explain(g)]
         if f.stmt >= len(prog.stmts):
             break
         del alive[f.stmt]

@@ -29,6 +29,9 @@ class Known:
     ops: tuple = ()  # op names (prefixes) of the statement it shows at (empty: any)
     needs: tuple = ()  # op names (prefixes) one of which must occur in the program
     check: Callable | None = None  # otherwise: (finding, statement) -> bool
+    # ext may raise instead of running: torch's error stops a backward early, and ext, going
+    # on, can meet another (a node freed by an earlier backward)
+    ext_may_raise: bool = False
 
     def explains(self, f) -> bool:
         """Whether finding ``f`` (a ``fuzz_deep.Finding``) is this difference."""
@@ -42,7 +45,8 @@ class Known:
         if self.check is not None:
             return st is not None and self.check(f, st)
         t = f.torch
-        return (f.category in ("outcome", "error") and f.ext == "ok"
+        ext_ok = f.ext == "ok" or self.ext_may_raise and f.ext[:1] == ("raises",)
+        return (f.category in ("outcome", "error") and ext_ok
                 and isinstance(t, tuple) and t[:1] == ("raises",) and t[1] == self.torch_raises
                 and re.match(self.message, getattr(t, "message", "")) is not None)
 
@@ -63,7 +67,8 @@ _SELF_MUL = re.compile(r"^(\w+)(\S*)(?:\.mul_\(| \*= )\1\2\)?$")
 
 
 def _self_mul_tangent(f, st) -> bool:
-    return f.category == "tangent" and _SELF_MUL.match(st.code) is not None
+    return f.category == "tangent" and any(
+        _SELF_MUL.match(line.strip()) for line in st.code.splitlines())
 
 
 BACKWARD = ("tail.", "backward", "autograd.grad")
@@ -71,7 +76,7 @@ BACKWARD = ("tail.", "backward", "autograd.grad")
 KNOWN = (
     Known("backward under forward AD", "Backward while a forward-AD level is active",
           "NotImplementedError", r"Trying to use forward AD with \S+ that does not support it",
-          modes=frozenset({"fwd"}), ops=BACKWARD),
+          modes=frozenset({"fwd"}), ops=BACKWARD, ext_may_raise=True),
     Known("clamp backward, broadcast result",
           "`clamp` backward when the result is broadcast beyond the input",
           "RuntimeError", r"output with shape \[[\d, ]*\] doesn't match the broadcast shape",
