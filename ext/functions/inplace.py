@@ -10,6 +10,8 @@ region of the base's gradient; the view's own grad_fn is then read back from the
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .._dtype import FROM_NUMPY
@@ -19,6 +21,7 @@ from .._tensor import Tensor, bump_version, views_follow_base, wrap
 from ..autograd.graph import (
     ERR_BACKWARD_TWICE,
     Node,
+    OutputsPackedLater,
     SavedTensor,
     gradient_edge,
     link,
@@ -194,11 +197,19 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     if info is not None:
         refresh_view(t)
     old = _alias(t)
-    if STATE.special and STATE.saved_hooks is not None:
+    hooks = STATE.saved_hooks if STATE.special else None
+    if hooks is not None:
         # The op may save its input through saved-tensor hooks, which keep whatever the pack
         # hook returned (often that very tensor): it must hold the value from before the write.
+        # Its output is packed below, once written.
         old._data = old._data.copy()
-    result = op(old, *args, **kwargs)
+        STATE.saved_hooks = OutputsPackedLater(hooks)
+        try:
+            result = op(old, *args, **kwargs)
+        finally:
+            STATE.saved_hooks = hooks
+    else:
+        result = op(old, *args, **kwargs)
     node = result._grad_fn
     if node is not None and _saves(node, old):
         # The op keeps the value from before the write (torch saves a clone of the original).
@@ -215,6 +226,11 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
         _rebase(t, node)
     else:
         _copy_slices(t, info, node)
+        _saved_outputs_follow_view(node, t)
+    if hooks is not None:
+        for s in node._saved:
+            if isinstance(s, SavedTensor) and s._is_output and s._unpack is None:
+                s._set_hooks(t, *hooks)
     return t
 
 
@@ -268,6 +284,17 @@ def _point_saved_outputs(node: Node, t: Tensor) -> None:
         if isinstance(s, SavedTensor) and s._is_output and s._tensor is not None:
             s._tensor = t.detach()
             s._version = t._vc[0]
+
+
+def _saved_outputs_follow_view(node: Node, t: Tensor) -> None:
+    # As in torch, the op's saved output (view ``t`` at its new version) refers weakly to the
+    # view's new grad_fn, which lives as long as the view (or a pack hook's copy of it) does.
+    fn = t._grad_fn
+    if fn is None:
+        return
+    for s in getattr(node, "_saved", None) or ():
+        if isinstance(s, SavedTensor) and s._is_output:
+            s._view_fn = weakref.ref(fn)
 
 
 # ---------------------------------------------------------------------------------- views
