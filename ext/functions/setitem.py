@@ -13,9 +13,9 @@ from .._dtype import FROM_NUMPY
 from .._factories import fill_number
 from .._state import STATE
 from .._tensor import Tensor, wrap
-from ._builtin import BuiltinFunction, namespace_of, record
+from ._builtin import BuiltinFunction, record
 from .indexing import getitem, slicing
-from .inplace import apply_inplace, as_strided, as_strided_scatter
+from .inplace import apply_inplace
 
 __all__ = ["setitem", "index_put"]
 
@@ -49,7 +49,7 @@ class IndexPut(BuiltinFunction):
 
     node_name = "IndexPutBackward0"
     saved_attrs = ("accumulate",)
-    ctx_attrs = ("positions", "indices")
+    ctx_attrs = ("indices",)
     tensor_positions = (0, 2)
 
     @staticmethod
@@ -60,19 +60,20 @@ class IndexPut(BuiltinFunction):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        x, index, values, ctx.accumulate = inputs
-        ctx.positions = _positions(x, index)
-        ctx.indices = index
+        ctx.indices = inputs[1]
+        ctx.accumulate = inputs[3]
 
     @staticmethod
     def backward(ctx, grad):
+        # torch: accumulate ? grad : grad.index_put(indices, zeros_like(values)) for x, and
+        # grad.index(indices) for values (whose backward adds up repeated indices).
         gx = gv = None
         if ctx.needs_input_grad[0]:
-            gx = grad if ctx.accumulate else as_strided_scatter(
-                grad, namespace_of(grad).zeros(ctx.positions.shape, dtype=grad.dtype),
-                ctx.positions)
+            gx = grad if ctx.accumulate else grad.index_put(
+                tuple(None if type(i) is slice else i for i in ctx.indices),
+                grad.new_zeros(()), False)
         if ctx.needs_input_grad[2]:
-            gv = as_strided(grad, ctx.positions)
+            gv = grad[ctx.indices]
         return gx, None, gv, None
 
 
@@ -86,7 +87,10 @@ IndexPut._backward_cls._saved_indices = property(_saved_indices)
 
 
 def index_put(x: Tensor, index, values, accumulate: bool = False) -> Tensor:
-    """A copy of ``x`` with ``values`` written (or added) at ``x[index]``."""
+    """A copy of ``x`` with ``values`` written (or added) at ``x[index]`` (a None in ``index``
+    stands for a whole dim, as in torch's index lists)."""
+    if type(index) is tuple and any(i is None for i in index):
+        index = tuple(slice(None) if i is None else i for i in index)
     if type(values) is Tensor and values._data.dtype != x._data.dtype:
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
