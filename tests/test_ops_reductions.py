@@ -489,6 +489,9 @@ TIE_CASES = [
     ("amin_0_ties", lambda T, x: x.amin(0), [[1.0, 1.0, 3.0], [1.0, 0.0, 0.0]], [2.0, 4.0, 6.0],
      [[1, 0, 0], [1, 4, 6]]),
     ("T.amin_ties", lambda T, x: T.amin(x), [[1.0, 0.0], [0.0, 3.0]], 1.0, [[0, 0.5], [0.5, 0]]),
+    # a nan extremum: the gradient goes to the nan elements
+    ("max_nan", lambda T, x: x.max(), [1.0, np.nan, 3.0], 2.0, [0, 2, 0]),
+    ("min_two_nans", lambda T, x: x.min(), [np.nan, 1.0, np.nan], 2.0, [1, 0, 1]),
     # prod with zeros
     ("prod_one_zero", lambda T, x: x.prod(), [2.0, 0.0, 3.0, 4.0], 1.0, [0, 24, 0, 0]),
     ("prod_two_zeros", lambda T, x: x.prod(), [2.0, 0.0, 3.0, 0.0], 1.0, [0, 0, 0, 0]),
@@ -520,6 +523,17 @@ def test_gradient_at_ties_and_zeros(T, fn, values, g, expected):
     y.backward(T.tensor(np.asarray(g, dtype=np.float64)))
     np.testing.assert_allclose(to_np(x.grad), np.asarray(expected, dtype=np.float64),
                                rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_whole_extremum_gradient_is_a_masked_fill_of_zeros(T, name):
+    # torch's evenly_distribute_backward: zeros.masked_fill_(x == result, grad / count)
+    x = leaf(T, np.array([1.0, 3.0, 1.0, 3.0]))
+    g = leaf(T, np.array(2.0))
+    (gx,) = T.autograd.grad(getattr(x, name)(), x, g, create_graph=True)
+    assert gx.grad_fn.name() == "MaskedFillBackward1"
+    (gg,) = T.autograd.grad(gx.sum(), g)
+    assert float(gg) == 1.0
 
 
 @pytest.mark.parametrize(

@@ -389,8 +389,10 @@ class MinAll(MaxAll):
 
 
 def _evenly(grad: Tensor, x: Tensor, result: Tensor) -> Tensor:
-    mask = x == result
-    return namespace_of(x).where(mask, grad / mask.sum(), 0.0)
+    # torch's evenly_distribute_backward: zeros with grad / count written where x equals the
+    # result (where x is nan, when the result is nan).
+    mask = x.isnan() if result.isnan().item() else x == result
+    return grad.new_zeros(x.shape, dtype=x.dtype).masked_fill_(mask, grad / mask.sum())
 
 
 class MaxDim(BuiltinFunction):
