@@ -453,7 +453,7 @@ def _extreme(x: Tensor, dim, keepdim: bool, largest: bool):
         values = wrap(vals if keepdim else np.squeeze(vals, pos))
         indices = wrap((idx_keep if keepdim else idx).astype(np.int64))
     if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
-        record_node(MaxDim if largest else MinDim, (values, None), (x,), (x, dim, keepdim),
+        record_node(MaxDim if largest else MinDim, (values,), (x,), (x, dim, keepdim),
                     (values, indices))
     result = return_types.max if largest else return_types.min
     return result(values, indices)
@@ -882,7 +882,7 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = F
         values = wrap(np.take_along_axis(d, idx, axis=pos))
         indices = wrap(idx.astype(np.int64))
     if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
-        record_node(SortStable if stable else Sort, (values, None), (x,), (x, dim, descending),
+        record_node(SortStable if stable else Sort, (values,), (x,), (x, dim, descending),
                     (values, indices))
     return return_types.sort(values, indices)
 
