@@ -137,6 +137,33 @@ def test_embedding_values_and_gradient_with_padding_and_frequency_scaling(T, rng
     np.testing.assert_allclose(to_np(w.grad), expected, rtol=1e-14)
 
 
+def test_embedding_weight_gradient_is_one_node_that_reads_the_rows_back(T, rng):
+    w = leaf(T, sample(rng, (5, 3)))
+    y = functional(T).embedding(T.tensor(INDICES), w, padding_idx=1)
+    g = leaf(T, sample(rng, (2, 3, 3)))
+    (gw,) = T.autograd.grad(y, w, g, create_graph=True)
+    fn = gw.grad_fn
+    assert fn.name() == "EmbeddingDenseBackwardBackward0"
+    assert fn._saved_padding_idx == 1
+    assert to_np(fn._saved_indices).tolist() == INDICES.tolist()
+    v = sample(rng, (5, 3))
+    (gg,) = T.autograd.grad(gw, g, T.tensor(v))
+    expected = v[INDICES] * (INDICES != 1)[..., None]
+    np.testing.assert_allclose(to_np(gg), expected, rtol=0)
+
+
+@pytest.mark.ext_only
+def test_embedding_double_backward_keeps_the_frequency_scaling(rng):
+    """torch 2.13's embedding_dense_double_backward leaves out scale_grad_by_freq's division
+    (its gradgradcheck fails); ext's keeps it."""
+    import ext
+
+    w = ext.tensor(sample(rng, (5, 3)), requires_grad=True)
+    idx = ext.tensor(INDICES)
+    assert ext.autograd.gradgradcheck(
+        lambda w: ext.nn.functional.embedding(idx, w, scale_grad_by_freq=True), (w,))
+
+
 def test_embedding_negative_padding_idx_counts_from_the_end(T, rng):
     w = leaf(T, sample(rng, (5, 2)))
     y = functional(T).embedding(T.tensor([4, 0]), w, padding_idx=-1)
