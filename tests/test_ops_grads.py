@@ -99,3 +99,19 @@ def test_grad_through_dtype_conversion_has_input_dtype(T, rng, src, convert):
     (y * T.tensor(g.astype(to_np(y).dtype))).sum().backward()
     assert x.grad.dtype == getattr(T, np.dtype(src).name)
     np.testing.assert_allclose(to_np(x.grad), g.astype(src), rtol=1e-6)
+
+
+@pytest.mark.parametrize("exponent,expected,has_graph", [
+    (0, [0.0, 0.0, 0.0], False),
+    (0.0, [0.0, 0.0, 0.0], False),
+    # torch's test for a zero exponent is never true of a bool: False goes through the formula
+    (False, [0.0, -0.0, np.nan], True),
+    (True, [1.0, 2.0, 3.0], True),
+])
+def test_pow_scalar_gradient_at_zero_and_bool_exponents(T, exponent, expected, has_graph):
+    x = leaf(T, np.array([1.5, -0.75, 0.0]))
+    g = leaf(T, np.array([1.0, 2.0, 3.0]))
+    (gx,) = T.autograd.grad(x.pow(exponent), x, g, create_graph=True)
+    np.testing.assert_array_equal(to_np(gx), expected)
+    np.testing.assert_array_equal(np.signbit(to_np(gx)), np.signbit(expected))
+    assert gx.requires_grad is has_graph

@@ -312,8 +312,11 @@ class PowTensorScalar(BuiltinFunction):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         e = ctx.exponent
-        if e == 0:
-            return grad * 0, None
+        if type(e) is bool:
+            # torch's exponent.equal(0.0) is never true of a bool: False takes the formula.
+            e = float(e)
+        elif e == 0:
+            return namespace_of(x).zeros_like(x), None
         return grad * (e * x ** (e - 1)), None
 
 
