@@ -792,6 +792,30 @@ def test_matmul_gradcheck_with_a_strided_operand(T, rng):
     check_grads(T, lambda a: a.permute(1, 0, 2) @ b.unbind(1)[0], sample(rng, (3, 2, 4)))
 
 
+@pytest.mark.parametrize("shapes,read,names", [
+    pytest.param(((3, 2), (4, 2)), lambda a, b: a @ b.t(), ["MmBackward0", "TBackward0"],
+                 id="transposed_mat2"),
+    pytest.param(((2, 3), (4, 2)), lambda a, b: a.t() @ b.t(), ["TBackward0", "TBackward0"],
+                 id="both_transposed"),
+    pytest.param(((3, 1), (1, 1)), lambda a, b: a @ b, ["MmBackward0", "TBackward0"],
+                 id="one_by_one_mat2"),
+    pytest.param(((3, 1), (1, 4)), lambda a, b: a @ b, ["MmBackward0", "MmBackward0"],
+                 id="row_major"),
+])
+def test_mm_gradient_of_a_column_major_input_is_a_transposed_product(T, rng, shapes, read,
+                                                                     names):
+    # torch computes it as (b @ grad.t()).t() (or (grad.t() @ a).t()), in the input's order
+    a_np, b_np = sample(rng, shapes[0]), sample(rng, shapes[1])
+    a, b = leaf(T, a_np), leaf(T, b_np)
+    out = read(a, b)
+    g = sample(rng, tuple(out.shape))
+    ga, gb = T.autograd.grad(out, [a, b], T.tensor(g), create_graph=True)
+    assert [ga.grad_fn.name(), gb.grad_fn.name()] == names
+    (ga_plain, gb_plain) = T.autograd.grad(read(a, b), [a, b], T.tensor(g))
+    np.testing.assert_allclose(to_np(ga), to_np(ga_plain), rtol=1e-15)
+    np.testing.assert_allclose(to_np(gb), to_np(gb_plain), rtol=1e-15)
+
+
 @pytest.mark.parametrize(
     "pick,mask",
     [
