@@ -816,6 +816,27 @@ def test_mm_gradient_of_a_column_major_input_is_a_transposed_product(T, rng, sha
     np.testing.assert_allclose(to_np(gb), to_np(gb_plain), rtol=1e-15)
 
 
+@pytest.mark.parametrize("bias_shape,bias_node", [((2,), "ViewBackward0"),
+                                                   ((3, 1), "SumBackward1")])
+def test_addmm_broadcast_bias_gradient_is_summed_as_any_broadcast(T, rng, bias_shape,
+                                                                  bias_node):
+    # torch's sum_to: the kept-dim sum, viewed to the bias' shape when dims were added
+    b, m1, m2 = (leaf(T, sample(rng, s)) for s in (bias_shape, (3, 2), (2, 2)))
+    out = T.addmm(b, m1, m2)
+    g = leaf(T, sample(rng, (3, 2)))
+    (gb,) = T.autograd.grad(out, [b], g, create_graph=True)
+    assert gb.grad_fn.name() == bias_node
+    np.testing.assert_allclose(to_np(gb), to_np(g).sum(0 if len(bias_shape) == 1 else 1)
+                               .reshape(bias_shape))
+
+
+def test_addmm_of_one_by_one_matrices_computes_their_gradients_transposed(T, rng):
+    b, m1, m2 = (leaf(T, sample(rng, (1, 1))) for _ in range(3))
+    g = leaf(T, sample(rng, (1, 1)))
+    _, g1, g2 = T.autograd.grad(T.addmm(b, m1, m2), [b, m1, m2], g, create_graph=True)
+    assert (g1.grad_fn.name(), g2.grad_fn.name()) == ("TBackward0", "TBackward0")
+
+
 @pytest.mark.parametrize(
     "pick,mask",
     [

@@ -15,6 +15,7 @@ from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._builtin import BuiltinFunction, binary_operands, namespace_of, record
+from .linalg import column_major
 from .shape import wrap_dims
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "addmm", "nll_loss", "mse_loss",
@@ -357,20 +358,20 @@ class Addmm(BuiltinFunction):
         alpha, beta = ctx.alpha, ctx.beta
         gb = g1 = g2 = None
         if needs[0]:
+            # (a broadcast bias gets it summed by the engine, as torch's sum_to: a view of the
+            # kept-dim sum)
             gb = grad if beta == 1 else grad * beta
-            if _row_bias(ctx.bias_sizes, grad.shape):
-                gb = gb.sum(0)
         # A matrix's gradient is made in the matrix's own layout, as torch does: the gradient
         # of a transposed (column-major) weight then reaches the weight row-major, with no
         # transposing copy on the way.
         if needs[1]:
-            if _column_major(ctx.mat1_sym_sizes, ctx.mat1_sym_strides):
+            if column_major(ctx.mat1_sym_sizes, ctx.mat1_sym_strides):
                 g1 = m2.mm(grad.t()).t()
             else:
                 g1 = grad.mm(m2.t())
             g1 = g1 if alpha == 1 else g1 * alpha
         if needs[2]:
-            if _column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides):
+            if column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides):
                 g2 = grad.t().mm(m1).t()
             else:
                 g2 = m1.t().mm(grad)
@@ -389,11 +390,11 @@ def _addmm_backward_kernel(ctx, g: np.ndarray, m1: Tensor, m2: Tensor) -> tuple:
         gb = wrap(b.sum(0) if _row_bias(ctx.bias_sizes, g.shape) else b)
     if needs[1]:
         a = m2._data
-        d = (a @ g.T).T if _column_major(ctx.mat1_sym_sizes, ctx.mat1_sym_strides) else g @ a.T
+        d = (a @ g.T).T if column_major(ctx.mat1_sym_sizes, ctx.mat1_sym_strides) else g @ a.T
         g1 = wrap(d if alpha == 1 else d * alpha)
     if needs[2]:
         a = m1._data
-        d = (g.T @ a).T if _column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides) else a.T @ g
+        d = (g.T @ a).T if column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides) else a.T @ g
         g2 = wrap(d if alpha == 1 else d * alpha)
     return gb, g1, g2, None, None
 
@@ -402,10 +403,6 @@ def _row_bias(bias_sizes: tuple, grad_sizes: tuple) -> bool:
     # A 1-D bias added to every row: its gradient is the column sums, taken here rather than
     # by the engine's generic reduction of broadcast gradients.
     return len(bias_sizes) == 1 and grad_sizes[0] != 1 and bias_sizes[0] == grad_sizes[1]
-
-
-def _column_major(sizes: tuple, strides: tuple) -> bool:
-    return strides[0] == 1 and strides[1] == sizes[0] and sizes[1] > 1
 
 
 def _check_addmm(bias, mat1, mat2) -> None:

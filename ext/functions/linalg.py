@@ -66,15 +66,17 @@ class Mm(BuiltinFunction):
         # As torch's mm_mat1/mat2_backward: a column-major input gets its gradient computed
         # transposed (so the gradient's node is TBackward0).
         if ctx.needs_input_grad[0]:
-            ga = (b.mm(grad.t()).t() if _column_major(ctx.self_sym_sizes, ctx.self_sym_strides)
+            ga = (b.mm(grad.t()).t() if column_major(ctx.self_sym_sizes, ctx.self_sym_strides)
                   else grad.mm(b.t()))
         if ctx.needs_input_grad[1]:
-            gb = (grad.t().mm(a).t() if _column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides)
+            gb = (grad.t().mm(a).t() if column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides)
                   else a.t().mm(grad))
         return ga, gb
 
 
-def _column_major(sizes: tuple, strides: tuple) -> bool:
+def column_major(sizes: tuple, strides: tuple) -> bool:
+    """Whether a matrix of ``sizes`` and ``strides`` is laid out column by column (torch's test
+    in mm's backward, which then computes its gradient transposed)."""
     return strides[0] == 1 and strides[1] == sizes[0]
 
 
