@@ -87,17 +87,21 @@ def warn_forward_stack(node) -> None:
     warnings.warn(text, UserWarning, stacklevel=4)
 
 
-def apply_checked(node, grads: list) -> tuple:
-    """Run ``node`` under anomaly mode: on an error or a NaN output, show its forward stack."""
+def apply_checked(node, grads: list, validate) -> tuple:
+    """Run ``node`` and ``validate`` its outputs under anomaly mode: on an error, show its
+    forward stack."""
     try:
-        outputs = node._apply(grads)
+        return validate(node, node._apply(grads))
     except Exception:
         warn_forward_stack(node)
         raise
-    if STATE.anomaly_check_nan:
-        for i, g in enumerate(outputs):
-            if g is not None and np.isnan(g._data).any():
-                warn_forward_stack(node)
-                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
-                                   "output.")
-    return outputs
+
+
+def check_nan(node, outputs: tuple) -> None:
+    """Anomaly mode's check of a node's outputs (as they flow on: validated, after its post
+    hooks): a NaN raises, after showing the node's forward stack."""
+    for i, g in enumerate(outputs):
+        if g is not None and np.isnan(g._data).any():
+            warn_forward_stack(node)
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               "output.")

@@ -12,7 +12,7 @@ import itertools
 
 from .._state import STATE
 from .._tensor import Tensor, legacy_type_name
-from .anomaly_mode import apply_checked
+from .anomaly_mode import apply_checked, check_nan
 from .graph import AccumulateGrad, Node
 
 __all__ = ["run_backward"]
@@ -105,14 +105,18 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
 
             if not fn._skip_undefined or (grads[0] is not None if len(grads) == 1 else
                                            any(g is not None for g in grads)):
-                outputs = apply_checked(fn, grads) if anomaly else fn._apply(grads)
-                outputs = _validate_outputs(fn, outputs)
+                if anomaly:
+                    outputs = apply_checked(fn, grads, _validate_outputs)
+                else:
+                    outputs = _validate_outputs(fn, fn._apply(grads))
             else:
                 outputs = (None,) * len(fn._next)
             if not keep_graph:
                 fn._release()
             if hooks is not None and hooks.post:
                 outputs = _call_post_hooks(fn, hooks, outputs, grads)
+            if anomaly and state.anomaly_check_nan:
+                check_nan(fn, outputs)
 
             following = None
             for nf, nr, g in zip(fn._next, fn._nrs, outputs):
