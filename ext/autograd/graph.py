@@ -268,7 +268,12 @@ class SavedTensor:
         self._grad_acc = grad_accumulator(t) if t._requires_grad and t._grad_fn is None \
             and not self._is_output else None
         before = current_version(t)
-        packed = pack(t)
+        prev = STATE.grad_enabled
+        STATE.grad_enabled = False  # torch packs under no_grad
+        try:
+            packed = pack(t)
+        finally:
+            STATE.grad_enabled = prev
         if current_version(t) != before:
             raise RuntimeError(
                 "A saved tensor pack hook is modifying its input in place. Tensors provided as "
