@@ -719,3 +719,14 @@ def test_an_advanced_index_result_is_row_major_so_flatten_is_a_view(T):
     y = x[:, :, T.tensor([1, 0])]
     assert y.stride() == (4, 2, 1)
     assert type(y.flatten().grad_fn).__name__ == "ViewBackward0"
+
+
+def test_index_put_saves_its_indices_which_backward_frees(T):
+    x = leaf(T, values((3,)))
+    y = x.index_put((T.tensor([0]),), T.tensor(5.0, dtype=T.float64))
+    assert to_np(y.grad_fn._saved_indices[0]).tolist() == [0]
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.grad_fn._saved_indices
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.sum().backward()

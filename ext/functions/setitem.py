@@ -49,7 +49,6 @@ class IndexPut(BuiltinFunction):
 
     node_name = "IndexPutBackward0"
     saved_attrs = ("accumulate",)
-    ctx_attrs = ("indices",)
     tensor_positions = (0, 2)
 
     @staticmethod
@@ -60,30 +59,24 @@ class IndexPut(BuiltinFunction):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        ctx.indices = inputs[1]
+        # The index tensors are saved (freed by backward, as torch's), None for a whole dim.
+        ctx.save_for_backward(*(None if type(i) is slice else i for i in inputs[1]))
         ctx.accumulate = inputs[3]
 
     @staticmethod
     def backward(ctx, grad):
         # torch: accumulate ? grad : grad.index_put(indices, zeros_like(values)) for x, and
         # grad.index(indices) for values (whose backward adds up repeated indices).
+        indices = ctx.saved_tensors
         gx = gv = None
         if ctx.needs_input_grad[0]:
-            gx = grad if ctx.accumulate else grad.index_put(
-                tuple(None if type(i) is slice else i for i in ctx.indices),
-                grad.new_zeros(()), False)
+            gx = grad if ctx.accumulate else grad.index_put(indices, grad.new_zeros(()), False)
         if ctx.needs_input_grad[2]:
-            gv = grad[ctx.indices]
+            gv = grad[tuple(slice(None) if i is None else i for i in indices)]
         return gx, None, gv, None
 
 
-def _saved_indices(node) -> tuple:
-    index = node.indices
-    parts = index if isinstance(index, tuple) else (index,)
-    return tuple(p if type(p) is Tensor else None for p in parts)
-
-
-IndexPut._backward_cls._saved_indices = property(_saved_indices)
+IndexPut._backward_cls._saved_indices = property(lambda node: node.saved_tensors)
 
 
 def index_put(x: Tensor, index, values, accumulate: bool = False) -> Tensor:
