@@ -115,3 +115,25 @@ def test_pow_scalar_gradient_at_zero_and_bool_exponents(T, exponent, expected, h
     np.testing.assert_array_equal(to_np(gx), expected)
     np.testing.assert_array_equal(np.signbit(to_np(gx)[:2]), np.signbit(expected[:2]))
     assert gx.requires_grad is has_graph
+
+
+@pytest.mark.parametrize("fn,wrt,names", [
+    pytest.param(lambda T, x, y: T.add(x, y, alpha=2), 1, "MulBackward1", id="add_alpha"),
+    pytest.param(lambda T, x, y: T.sub(x, y, alpha=2), 1, "MulBackward1", id="sub_alpha"),
+    pytest.param(lambda T, x, y: T.rsub(x, y, alpha=3), 0, "MulBackward1", id="rsub_alpha"),
+    pytest.param(lambda T, x, y: T.sub(x, y), 1, "NegBackward0", id="sub"),
+    pytest.param(lambda T, x, y: T.addmm(x[0], x, y, beta=0.5, alpha=2), 1, "MulBackward1",
+                 id="addmm_alpha"),
+    pytest.param(lambda T, x, y: x.mean(), 0, "DivBackward1", id="mean"),
+    pytest.param(lambda T, x, y: x.mean(0), 0, "DivBackward1", id="mean_0"),
+])
+def test_scalar_factor_of_a_gradient_is_torchs_scalar_overload(T, fn, wrt, names):
+    # torch's formulas scale by a number with the C++ Scalar overloads (mul.Scalar, div.Scalar)
+    x = leaf(T, np.array([[1.0, 2.0], [3.0, 4.0]]))
+    y = leaf(T, np.array([[0.5, -2.0], [1.5, 4.0]]))
+    out = fn(T, x, y)
+    g = leaf(T, np.ones(tuple(out.shape)))
+    grad = T.autograd.grad(out, [x, y][wrt], g, create_graph=True)[0]
+    assert grad.grad_fn.name() == names
+    (gg,) = T.autograd.grad(grad.sum(), g)  # the node is differentiable in turn
+    assert gg.shape == g.shape

@@ -16,6 +16,7 @@ from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._builtin import BuiltinFunction, binary_operands, namespace_of, record
 from .linalg import column_major
+from .pointwise.arithmetic import scaled
 from .shape import wrap_dims
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "addmm", "nll_loss", "mse_loss",
@@ -360,7 +361,7 @@ class Addmm(BuiltinFunction):
         if needs[0]:
             # (a broadcast bias gets it summed by the engine, as torch's sum_to: a view of the
             # kept-dim sum)
-            gb = grad if beta == 1 else grad * beta
+            gb = scaled(grad, beta)
         # A matrix's gradient is made in the matrix's own layout, as torch does: the gradient
         # of a transposed (column-major) weight then reaches the weight row-major, with no
         # transposing copy on the way.
@@ -369,13 +370,13 @@ class Addmm(BuiltinFunction):
                 g1 = m2.mm(grad.t()).t()
             else:
                 g1 = grad.mm(m2.t())
-            g1 = g1 if alpha == 1 else g1 * alpha
+            g1 = scaled(g1, alpha)
         if needs[2]:
             if column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides):
                 g2 = grad.t().mm(m1).t()
             else:
                 g2 = m1.t().mm(grad)
-            g2 = g2 if alpha == 1 else g2 * alpha
+            g2 = scaled(g2, alpha)
         return gb, g1, g2, None, None
 
 

@@ -15,6 +15,7 @@ from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._builtin import BuiltinFunction, as_array, namespace_of, record, record_node
 from .indexing import _INTEGERS, _along
+from .pointwise.arithmetic import div_scalar
 from .shape import wrap_dims
 
 __all__ = ["sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std", "cumsum",
@@ -161,7 +162,8 @@ class MeanAll(BuiltinFunction):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.expand(ctx.self_sym_sizes) / ctx.self_sym_numel
+        # torch: sum_backward(grad, ...) / numel, a division by a number (DivBackward1)
+        return div_scalar(grad.expand(ctx.self_sym_sizes), ctx.self_sym_numel)
 
 
 class MeanDim(BuiltinFunction):
@@ -188,7 +190,7 @@ class MeanDim(BuiltinFunction):
         count = 1
         for d in ctx.dim or range(len(sizes)):
             count *= sizes[_wrap_dim(d, len(sizes))] if sizes else 1
-        return _expand_back(grad, ctx.dim, ctx.keepdim, sizes) / count, None, None
+        return div_scalar(_expand_back(grad, ctx.dim, ctx.keepdim, sizes), count), None, None
 
 
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
