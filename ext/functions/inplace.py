@@ -389,6 +389,10 @@ class CopySlices(Node):
         if self._fn is None:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         grad = grads[0]
+        if STATE.grad_enabled:
+            geometry = _strided_geometry(self._positions)
+            if geometry is not None:
+                return self._apply_differentiably(grad, geometry)
         region = as_strided(grad, self._positions)
         shape, dt = self._view_meta
         if region._data.dtype != dt:
@@ -407,10 +411,57 @@ class CopySlices(Node):
         whole = as_strided_scatter(grad, inside.to(grad.dtype), self._positions)
         return (whole, *res[:k], *res[k + 1:])
 
+    def _apply_differentiably(self, grad: Tensor, geometry: tuple) -> tuple:
+        # torch's CopySlices under create_graph: a copy of grad (CopyBackwards), the op's
+        # backward on a clone of the view's region of it, written back into that region, so
+        # the base's gradient is CopySlices and the others' come through the clone.
+        result = grad.new_empty(grad.shape)
+        result.copy_(grad)
+        shape, strides, offset = geometry
+        item = result._data.itemsize
+        region = make_view(wrap(np.lib.stride_tricks.as_strided(
+            result._data.reshape(-1)[offset:], shape, tuple(st * item for st in strides))),
+            result)
+        _regenerate(region, region._view)
+        dt = self._view_meta[1]
+        piece = region.clone()
+        res = self._fn._apply([piece if piece._data.dtype == dt else piece.to(FROM_NUMPY[dt])])
+        k = self._edge
+        inside = res[k]
+        if inside is None:
+            region.zero_()
+        else:
+            if inside._data.shape != shape:
+                from ..autograd.engine import sum_to
+
+                inside = sum_to(inside, shape)
+            region.copy_(inside)
+        return (result, *res[:k], *res[k + 1:])
+
     def _release(self) -> None:
         # Only drop the op's node, as torch does: a double-backward graph may still reach it
         # directly (through the op's saved output), and it needs its saved tensors there.
         self._fn = None
+
+
+def _strided_geometry(positions: np.ndarray) -> tuple | None:
+    """(shape, strides, offset) in elements of the strided view of a C-ordered base that reads
+    ``positions``, or None when no such view reads them."""
+    if not positions.size:
+        return None
+    start = int(positions.flat[0])
+    strides = []
+    for k, n in enumerate(positions.shape):
+        step = [0] * positions.ndim
+        step[k] = 1
+        strides.append(int(positions[tuple(step)]) - start if n > 1 else 0)
+    expected = start + sum(np.arange(n).reshape([-1 if i == k else 1
+                                                  for i in range(positions.ndim)]) * st
+                           for k, (n, st) in enumerate(zip(positions.shape, strides)))
+    if not np.array_equal(positions, np.broadcast_to(expected, positions.shape)) or \
+            any(st < 0 for st in strides):
+        return None
+    return positions.shape, tuple(strides), start
 
 
 def _copy_slices(t: Tensor, info: ViewInfo, node: Node, edge: int = 0) -> None:
