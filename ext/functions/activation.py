@@ -667,12 +667,82 @@ class MseLoss(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         x, target = ctx.saved_tensors
-        # The mean of an empty input has an empty gradient: any scale does.
-        scale = 2 / x.numel() if ctx.reduction == 1 and x.numel() else 2
+        needs = ctx.needs_input_grad
+        # torch: each side's gradient is mse_loss_backward with the two operands in its order
+        return (mse_loss_backward(grad, x, target, ctx.reduction) if needs[0] else None,
+                mse_loss_backward(grad, target, x, ctx.reduction) if needs[1] else None, None)
+
+
+class MseLossBackward(BuiltinFunction):
+    """mse_loss's gradient as one op, f(g, x, t) = 2 (x - t) g (over numel for the mean). Its
+    own gradients: d/dg = f(gg, x, t) (its sum with ones for g when reduced), d/dx = 2 gg g
+    (over numel for the mean), d/dt = -d/dx."""
+
+    node_name = "MseLossBackwardBackward0"
+    saved_fields = ("grad_output", "self", "target")
+    saved_attrs = ("reduction",)
+    tensor_positions = (0, 1, 2)
+
+    @staticmethod
+    def forward(grad, x, target, reduction):
+        return mse_loss_backward(grad, x, target, reduction)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs[:3])
+        ctx.reduction = inputs[3]
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, x, target = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        dgrad = dx = dt = None
+        if needs[0]:
+            if ctx.reduction == 0:
+                dgrad = mse_loss_backward(gg, x, target, 0)
+            else:
+                ones = namespace_of(grad).ones_like(grad)
+                dgrad = (mse_loss_backward(ones, x, target, ctx.reduction) * gg).sum()
+        if needs[1] or needs[2]:
+            gi = 2 * (gg * grad)
+            if ctx.reduction == 1:
+                gi = gi / x.numel()
+            dx = gi if needs[1] else None
+            dt = -gi if needs[2] else None
+        return dgrad, dx, dt, None
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        grad, x, target, reduction = args
+        tg, tx, tt = tangents[:3]
+        n = x.numel()
+        scale = 2 / n if reduction == 1 and n else 2
+        terms = [mse_loss_backward(tg, x, target, reduction) if tg is not None else None,
+                 tx * grad * scale if tx is not None else None,
+                 tt * grad * -scale if tt is not None else None]
+        result = None
+        for term in terms:
+            if term is not None:
+                result = term if result is None else result + term
+        return result
+
+
+def mse_loss_backward(grad, x, target, reduction: int):
+    """The gradient of mse_loss for x: 2 (x - target) grad, over numel for the mean (recorded
+    as one node when any operand requires grad)."""
+    # The mean of an empty input has an empty gradient: any scale does.
+    n = x.numel()
+    scale = 2 / n if reduction == 1 and n else 2
+    if type(grad) is not Tensor:
         # A bool or integer operand takes part in the loss's floating dtype.
-        gx = (x.to(grad.dtype) - target.to(grad.dtype)) * (grad * scale)
-        return (gx if ctx.needs_input_grad[0] else None,
-                -gx if ctx.needs_input_grad[1] else None, None)
+        return (x.to(grad.dtype) - target.to(grad.dtype)) * (grad * scale)
+    g = grad._data
+    d = (x._data.astype(g.dtype) - target._data.astype(g.dtype)) * (g * g.dtype.type(scale))
+    out = wrap(np.asarray(d, g.dtype))
+    if STATE.grad_enabled and (grad._requires_grad or x._requires_grad or
+                               target._requires_grad) or STATE.special:
+        record(MseLossBackward, out, (grad, x, target), (grad, x, target, reduction))
+    return out
 
 
 def mse_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
