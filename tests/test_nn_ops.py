@@ -630,3 +630,16 @@ def test_softmax_forward_over_reverse_matches_finite_differences(T, rng, fn):
         tangent = to_np(fw.unpack_dual(g).tangent)
     np.testing.assert_allclose(tangent, (grad_at(1e-6) - grad_at(-1e-6)) / 2e-6,
                                rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_gradient_is_a_gelu_backward_node_differentiable_twice_more(T, approximate):
+    x = T.tensor([-2.5, -0.7, 0.0, 0.3, 1.9], dtype=T.float64, requires_grad=True)
+    g = T.tensor([1.5, -1.0, 0.5, 2.0, 1.0], dtype=T.float64, requires_grad=True)
+    out = functional(T).gelu(x, approximate=approximate)
+    (gx,) = T.autograd.grad(out, [x], g, create_graph=True)
+    assert gx.grad_fn.name() == "GeluBackwardBackward0"
+    assert gx.grad_fn._saved_approximate == approximate
+    # the gradient, as a function of x and g, has correct first and second derivatives
+    assert T.autograd.gradgradcheck(lambda a, b: T.autograd.grad(
+        functional(T).gelu(a, approximate=approximate), [a], b, create_graph=True)[0], (x, g))
