@@ -137,3 +137,12 @@ def test_scalar_factor_of_a_gradient_is_torchs_scalar_overload(T, fn, wrt, names
     assert grad.grad_fn.name() == names
     (gg,) = T.autograd.grad(grad.sum(), g)  # the node is differentiable in turn
     assert gg.shape == g.shape
+
+
+def test_nan_to_num_gradient_is_grad_times_isfinite(T):
+    # torch: grad * isfinite(x), so a non-finite gradient at a non-finite x gives nan
+    x = leaf(T, np.array([1.0, np.inf, np.nan]))
+    g = leaf(T, np.array([2.0, np.inf, 3.0]))
+    (gx,) = T.autograd.grad(x.nan_to_num(), [x], g, create_graph=True)
+    assert gx.grad_fn.name() == "MulBackward0"
+    np.testing.assert_array_equal(to_np(gx), [2.0, np.nan, 0.0])

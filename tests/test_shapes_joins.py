@@ -837,6 +837,42 @@ def test_addmm_of_one_by_one_matrices_computes_their_gradients_transposed(T, rng
     assert (g1.grad_fn.name(), g2.grad_fn.name()) == ("TBackward0", "TBackward0")
 
 
+@pytest.mark.parametrize("join,names", [
+    pytest.param(lambda T, a, b: T.cat([a, b]), "SliceBackward0", id="cat"),
+    pytest.param(lambda T, a, b: T.cat([a, b], 1), "SliceBackward0", id="cat_1"),
+    pytest.param(lambda T, a, b: T.stack([a, b]), "SelectBackward0", id="stack"),
+    pytest.param(lambda T, a, b: T.stack([a, b], -1), "SelectBackward0", id="stack_-1"),
+])
+def test_join_gradients_are_narrows_and_selects_of_the_gradient(T, rng, join, names):
+    a, b = leaf(T, sample(rng, (2, 3))), leaf(T, sample(rng, (2, 3)))
+    out = join(T, a, b)
+    g = leaf(T, sample(rng, tuple(out.shape)))
+    ga, gb = T.autograd.grad(out, [a, b], g, create_graph=True)
+    assert ga.grad_fn.name() == gb.grad_fn.name() == names
+    (ga_plain, gb_plain) = T.autograd.grad(join(T, a, b), [a, b], g)
+    np.testing.assert_array_equal(to_np(ga), to_np(ga_plain))
+    np.testing.assert_array_equal(to_np(gb), to_np(gb_plain))
+
+
+@pytest.mark.parametrize("shape,name", [((2, 3), None), ((2, 1, 3, 1), "UnsqueezeBackward0")])
+def test_squeeze_gradient_unsqueezes_each_size_one_dim(T, rng, shape, name):
+    x = leaf(T, sample(rng, shape))
+    g = leaf(T, sample(rng, (2, 3)))
+    (gx,) = T.autograd.grad(x.squeeze(), [x], g, create_graph=True)
+    assert (gx.grad_fn.name() if gx.grad_fn is not None else None) == name
+    assert tuple(gx.shape) == shape
+
+
+def test_narrow_is_a_slice_view(T, rng):
+    x = leaf(T, sample(rng, (3, 4)))
+    y = x.narrow(1, -3, 2)
+    assert y.grad_fn.name() == "SliceBackward0"
+    assert y._base is x
+    np.testing.assert_array_equal(to_np(y), to_np(x)[:, 1:3])
+    with pytest.raises(RuntimeError, match=r"start \(2\) \+ length \(3\) exceeds dimension size"):
+        x.narrow(0, 2, 3)
+
+
 @pytest.mark.parametrize(
     "pick,mask",
     [

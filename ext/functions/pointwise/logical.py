@@ -121,10 +121,9 @@ class NanToNum(BuiltinFunction):
 
     @staticmethod
     def backward(ctx, grad):
-        from .selection import where
-
+        # torch: grad * isfinite(x) (so a non-finite grad at a non-finite x gives nan)
         (x,) = ctx.saved_tensors
-        return where(isfinite(x), grad, 0.0), None, None, None
+        return grad * isfinite(x), None, None, None
 
 
 def nan_to_num(x: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
