@@ -319,6 +319,10 @@ class AsStrided(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         ns = namespace_of(grad)
+        if type(grad) is Tensor and STATE.grad_enabled and not ctx.overlapping:
+            geometry = _strided_geometry(ctx.positions)
+            if geometry is not None:
+                return _as_strided_backward(grad, ctx.self_sym_sizes, geometry), None
         if ctx.overlapping:
             # Several elements read one place (an expanded view): their gradients add up there.
             flat = ns.zeros(int(np.prod(ctx.self_sym_sizes)), dtype=grad.dtype)
@@ -327,6 +331,25 @@ class AsStrided(BuiltinFunction):
             return whole.reshape(ctx.self_sym_sizes), None
         zeros = ns.zeros(ctx.self_sym_sizes, dtype=grad.dtype)
         return as_strided_scatter(zeros, grad, ctx.positions), None
+
+
+def _strided_view(base: Tensor, shape: tuple, strides: tuple, offset: int) -> Tensor:
+    # A view of the contiguous ``base`` with the given geometry (in elements), whose grad_fn
+    # reads it from base (AsStridedBackward0).
+    item = base._data.itemsize
+    view = make_view(wrap(np.lib.stride_tricks.as_strided(
+        base._data.reshape(-1)[offset:], shape, tuple(st * item for st in strides))), base)
+    _regenerate(view, view._view)
+    return view
+
+
+def _as_strided_backward(grad: Tensor, sizes: tuple, geometry: tuple) -> Tensor:
+    # torch's as_strided_backward under create_graph: grad copied into its place in zeros
+    # (CopySlices), read back with the input's geometry (AsStridedBackward0).
+    storage = grad.new_zeros((int(np.prod(sizes)),))
+    _strided_view(storage, *geometry).copy_(grad)
+    strides = tuple(int(np.prod(sizes[k + 1:])) for k in range(len(sizes)))
+    return _strided_view(storage, tuple(sizes), strides, 0)
 
 
 def as_strided(x: Tensor, positions: np.ndarray) -> Tensor:
@@ -417,12 +440,8 @@ class CopySlices(Node):
         # the base's gradient is CopySlices and the others' come through the clone.
         result = grad.new_empty(grad.shape)
         result.copy_(grad)
-        shape, strides, offset = geometry
-        item = result._data.itemsize
-        region = make_view(wrap(np.lib.stride_tricks.as_strided(
-            result._data.reshape(-1)[offset:], shape, tuple(st * item for st in strides))),
-            result)
-        _regenerate(region, region._view)
+        shape = geometry[0]
+        region = _strided_view(result, *geometry)
         dt = self._view_meta[1]
         piece = region.clone()
         res = self._fn._apply([piece if piece._data.dtype == dt else piece.to(FROM_NUMPY[dt])])
@@ -448,7 +467,7 @@ def _strided_geometry(positions: np.ndarray) -> tuple | None:
     """(shape, strides, offset) in elements of the strided view of a C-ordered base that reads
     ``positions``, or None when no such view reads them."""
     if not positions.size:
-        return None
+        return positions.shape, (0,) * positions.ndim, 0
     start = int(positions.flat[0])
     strides = []
     for k, n in enumerate(positions.shape):
