@@ -585,14 +585,27 @@ def test_var_of_single_element_is_nan_with_warning(T):
     pytest.param([1.0, 2.0], {"correction": 2}, [np.inf, np.inf], id="correction_2"),
 ])
 def test_var_gradient_without_degrees_of_freedom_is_a_constant(T, values, kwargs, expected):
-    # torch: nan where x equals its mean, inf elsewhere, whatever the incoming gradient, and
-    # it needs no graph of its own.
+    # torch: the gradient times nan where x equals its mean, inf elsewhere; with a gradient
+    # that needs no graph, neither does the result.
     x = T.tensor(values, dtype=T.float64, requires_grad=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         (g,) = T.autograd.grad(x.var(**kwargs).sum() * 3, [x], create_graph=True)
     assert not g.requires_grad
     np.testing.assert_array_equal(to_np(g), expected)
+
+
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_var_gradient_without_degrees_of_freedom_scales_the_incoming_gradient(T, op):
+    x = T.tensor([1.0, 2.0, 3.0], dtype=T.float64, requires_grad=True)
+    g = T.tensor(-1.0, dtype=T.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (gx,) = T.autograd.grad(getattr(x, op)(correction=3), [x], g, create_graph=True)
+    # grad * where(x == mean, nan, inf) in float32, converted back to float64
+    assert gx.grad_fn.name() == "ToCopyBackward0"
+    expected = [-np.inf, np.nan, -np.inf] if op == "var" else [np.nan] * 3
+    np.testing.assert_array_equal(to_np(gx), expected)
 
 
 def test_var_gradient_of_one_element_over_a_dim_stays_differentiable(T):

@@ -676,16 +676,7 @@ class Var(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        dims, n = _var_dims(x, ctx.dim)
-        c = 1 if ctx.correction is None else ctx.correction
-        if n - c <= 0 and (ctx.dim is None or x.ndim == 0):
-            # torch's gradient of a full variance without degrees of freedom is a constant,
-            # 2 / 0 times x - mean: nan where x is its mean, inf elsewhere.
-            ns = namespace_of(x)
-            return ns.where(x == x.mean(), np.nan, np.inf).to(x.dtype), None, None, None
-        centred = x - x.mean(dims, keepdim=True)
-        return (_expand_back(grad, dims, ctx.keepdim, tuple(x.shape)) * centred *
-                (np.float64(2.0) / (n - c))), None, None, None
+        return _var_backward(grad, x, ctx.dim, ctx.correction, ctx.keepdim), None, None, None
 
 
 class Std(Var):
@@ -707,13 +698,23 @@ class Std(Var):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        dims, n = _var_dims(x, ctx.dim)
-        c = 1 if ctx.correction is None else ctx.correction
-        sizes = tuple(x.shape)
-        centred = x - x.mean(dims, keepdim=True)
-        # A zero standard deviation has a zero gradient, as torch defines it.
-        scale = namespace_of(x).where(result == 0, 0.0, grad / (result * (n - c)))
-        return _expand_back(scale, dims, ctx.keepdim, sizes) * centred, None, None, None
+        # torch: the variance's gradient for grad / (2 std), 0 where the std is 0
+        grad_var = (grad / (result * 2)).masked_fill(result == 0, 0)
+        return _var_backward(grad_var, x, ctx.dim, ctx.correction, ctx.keepdim), None, None, None
+
+
+def _var_backward(grad, x, dim, correction, keepdim: bool):
+    """torch's var_backward: 2 / (N - correction) grad (x - mean)."""
+    dims, n = _var_dims(x, dim)
+    c = 1 if correction is None else correction
+    if n - c <= 0 and (dim is None or x.ndim == 0):
+        # 2 / 0 times x - mean: grad times nan where x is its mean, inf elsewhere (torch's where
+        # of two numbers, in the default dtype, then converted to x's dtype).
+        out = grad * namespace_of(x).where(x == x.mean(), np.nan, np.inf)
+        return out if out.dtype == x.dtype else out.to(x.dtype)
+    centred = x - x.mean(dims, keepdim=True)
+    return (_expand_back(grad, dims, keepdim, tuple(x.shape)) * centred *
+            (np.float64(2.0) / (n - c)))
 
 
 def _var_dims(x: Tensor, dim) -> tuple:
