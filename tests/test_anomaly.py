@@ -307,3 +307,14 @@ def test_forward_stack_keeps_user_frames_in_a_folder_named_ext(T, tmp_path):
     assert str(user_file) in text
     assert "return x.sqrt()" in text
     assert THIS_FILE in text
+
+
+def test_nan_check_skips_a_gradient_with_no_edge(T):
+    # a view made under no_grad has no accumulator: torch computes no gradient for it
+    x = T.tensor([float("inf"), -1.5], requires_grad=True)
+    with T.no_grad():
+        v = x.view(-1)
+    with pytest.warns(UserWarning):
+        with T.autograd.detect_anomaly():
+            T.tan(v).sum().backward()
+    assert x.grad is None

@@ -100,8 +100,9 @@ def apply_checked(node, grads: list, validate) -> tuple:
 def check_nan(node, outputs: tuple) -> None:
     """Anomaly mode's check of a node's outputs (as they flow on: validated, after its post
     hooks): a NaN raises, after showing the node's forward stack."""
-    for i, g in enumerate(outputs):
-        if g is not None and np.isnan(g._data).any():
+    # (an output with no edge is not computed in torch, so it is not checked)
+    for i, (g, edge) in enumerate(zip(outputs, node._next)):
+        if g is not None and edge is not None and np.isnan(g._data).any():
             warn_forward_stack(node)
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
                                "output.")
