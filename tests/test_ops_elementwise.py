@@ -1084,3 +1084,9 @@ def test_tanh_and_sigmoid_gradients_with_create_graph_are_one_node(T, fn, node):
     assert T.autograd.gradgradcheck(
         lambda x: T.autograd.grad(getattr(T, fn)(x).pow(2).sum(), [x], create_graph=True)[0],
         (x,))
+
+
+def test_pow_minus_half_is_rsqrt(T):
+    # torch computes x ** -0.5 as rsqrt(x): nan at -inf, -inf at -0.0
+    x = T.tensor([-np.inf, -0.0, 4.0, np.inf])
+    np.testing.assert_array_equal(to_np(x.pow(-0.5)), [np.nan, -np.inf, 0.5, 0.0])

@@ -474,7 +474,11 @@ def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
     if xd.dtype.kind in "iu" and isinstance(e, int) and e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = wrap(np.power(xd, e))
+        if e == -0.5 and xd.dtype.kind == "f":
+            # torch computes x ** -0.5 as rsqrt(x): nan at -inf (NumPy's power gives 0)
+            out = wrap((1 / np.sqrt(xd)).astype(xd.dtype, copy=False))
+        else:
+            out = wrap(np.power(xd, e))
     if recording(x, None) or STATE.special:
         record(PowTensorScalar, out, (x,), (x, exponent))
     return out
