@@ -1066,3 +1066,18 @@ def test_mse_loss_gradients_are_mse_loss_backward_nodes(T, reduction):
     assert gx.grad_fn._saved_reduction == {"none": 0, "mean": 1, "sum": 2}[reduction]
     assert T.autograd.gradgradcheck(
         lambda a, b: T.nn.functional.mse_loss(a, b, reduction=reduction), (x, y))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_gradient_is_an_nll_loss_backward_node(T, reduction):
+    # torch: its gradient for the incoming gradient is nll_loss of gg; for the input, zeros
+    x = T.tensor([[0.75, -1.0], [2.0, 0.5], [0.1, 0.2]], dtype=T.float64, requires_grad=True)
+    lp = x.log_softmax(-1)
+    out = T.nn.functional.nll_loss(lp, T.tensor([0, 1, -100]), reduction=reduction)
+    g = (T.ones_like(out) * 1.5).requires_grad_()
+    (glp,) = T.autograd.grad(out, lp, g, create_graph=True)
+    assert glp.grad_fn.name() == "NllLossBackwardBackward0"
+    (gg,) = T.autograd.grad((glp * glp).sum(), [g], create_graph=True)
+    assert gg.grad_fn.name() == "NllLossBackward0"
+    expected = {"mean": 1.5, "sum": 6.0, "none": [3.0, 3.0, 0.0]}[reduction]
+    np.testing.assert_allclose(gg.detach().numpy(), expected)

@@ -538,25 +538,75 @@ class NllLoss(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         x, target, weight, total_weight = ctx.saved_tensors
-        hits = target_hits(_sample_target(x, target), x.shape[-1], ctx.ignore_index)
-        if type(grad) is Tensor and not STATE.grad_enabled:
-            g = grad._data
-            value = -g if g.ndim == 0 else -g[:, None]
-            if weight is not None:
-                value = value * weight._data
-            if ctx.reduction == 1:
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    value = value / total_weight._data
-            return wrap(np.where(hits._data, value, 0).astype(g.dtype, copy=False)), None, \
-                None, None, None
-        value = -grad if grad.dim() == 0 else -grad.unsqueeze(-1)
+        return (nll_loss_backward(grad, x, target, weight, total_weight, ctx.reduction,
+                                  ctx.ignore_index), None, None, None, None)
+
+
+class NllLossBackward(BuiltinFunction):
+    """nll_loss's gradient as one op: minus the weight at each sample's target, times grad
+    (over the total weight for the mean). Its gradients: nll_loss of gg for grad, zeros for
+    the input (the gradient does not depend on it)."""
+
+    node_name = "NllLossBackwardBackward0"
+    saved_fields = ("target", "weight", "total_weight")
+    saved_attrs = ("reduction", "ignore_index")
+    tensor_positions = (0, 1)
+
+    @classmethod
+    def _decorate_node(cls) -> None:
+        super()._decorate_node()
+        cls._backward_cls._saved_ignore_index = property(lambda node: node.ignore_index % 2**64)
+
+    @staticmethod
+    def forward(grad, x, target, weight, total_weight, reduction, ignore_index):
+        return nll_loss_backward(grad, x, target, weight, total_weight, reduction, ignore_index)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs[2:5])
+        ctx.reduction, ctx.ignore_index = inputs[5], inputs[6]
+
+    @staticmethod
+    def backward(ctx, gg):
+        target, weight, _ = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        mode = next(k for k, v in REDUCTIONS.items() if v == ctx.reduction)
+        dgrad = namespace_of(gg).nn.functional.nll_loss(
+            gg, target, weight, ignore_index=ctx.ignore_index, reduction=mode) \
+            if needs[0] else None
+        dx = namespace_of(gg).zeros_like(gg) if needs[1] else None
+        return dgrad, dx, None, None, None, None, None
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        return None if tangents[0] is None else nll_loss_backward(tangents[0], *args[1:])
+
+
+def nll_loss_backward(grad, x, target, weight, total_weight, reduction: int,
+                      ignore_index: int):
+    """nll_loss's gradient for x (recorded as one node when grad or x requires grad)."""
+    hits = target_hits(_sample_target(x, target), x.shape[-1], ignore_index)
+    if type(grad) is Tensor:
+        g = grad._data
+        value = -g if g.ndim == 0 else -g[:, None]
         if weight is not None:
-            value = value * weight
-        if ctx.reduction == 1:
-            value = value / total_weight
-        # where, not a product with the 0/1 mask: with every sample ignored the mean's
-        # total weight is 0 and value is infinite, but the gradient is exactly 0.
-        return namespace_of(x).where(hits, value, 0.0), None, None, None, None
+            value = value * weight._data
+        if reduction == 1:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                value = value / total_weight._data
+        out = wrap(np.where(hits._data, value, 0).astype(g.dtype, copy=False))
+        if STATE.grad_enabled and (grad._requires_grad or x._requires_grad) or STATE.special:
+            record(NllLossBackward, out, (grad, x),
+                   (grad, x, target, weight, total_weight, reduction, ignore_index))
+        return out
+    value = -grad if grad.dim() == 0 else -grad.unsqueeze(-1)
+    if weight is not None:
+        value = value * weight
+    if reduction == 1:
+        value = value / total_weight
+    # where, not a product with the 0/1 mask: with every sample ignored the mean's total
+    # weight is 0 and value is infinite, but the gradient is exactly 0.
+    return namespace_of(x).where(hits, value, 0.0)
 
 
 def _check_nll(x, target, weight, ignore_index: int) -> None:
