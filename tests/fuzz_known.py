@@ -78,7 +78,7 @@ KNOWN = (
           "NotImplementedError", r"Trying to use forward AD with \S+ that does not support it",
           modes=frozenset({"fwd"}), ops=BACKWARD, ext_may_raise=True),
     Known("clamp backward, broadcast result",
-          "`clamp` backward when the result is broadcast beyond the input",
+          "`clamp` backward with tensor bounds of different shapes",
           "RuntimeError", r"output with shape \[[\d, ]*\] doesn't match the broadcast shape",
           ops=BACKWARD, needs=("clamp",)),
     Known("bool base of pow", "`False ** x` (a bool base) backward", "RuntimeError",

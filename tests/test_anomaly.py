@@ -165,6 +165,28 @@ def test_nan_check_names_the_output_index(T):  # E16
     assert len(detected(record, "DivBackward0")) == 1
 
 
+def test_nan_check_sees_the_gradient_summed_to_the_input_shape(T):
+    # b's gradient, -a/b**2, is +inf and -inf before the broadcast sum: nan only after it
+    a = T.tensor([[1.5], [-1.0]], requires_grad=True)
+    b = T.tensor([0.0], requires_grad=True)
+    with pytest.warns(UserWarning):
+        with T.autograd.detect_anomaly():
+            with pytest.raises(RuntimeError, match=NAN_OUTPUT.format("DivBackward0", "1th")):
+                (a / b).sum().backward()
+    assert a.grad is None
+
+
+def test_nan_check_sees_the_gradients_a_post_hook_returned(T):
+    a = T.tensor([0.0], requires_grad=True)
+    b = T.tensor([0.0], requires_grad=True)  # its gradient -a/b**2 is nan, the hook zeroes it
+    with pytest.warns(UserWarning):
+        with T.autograd.detect_anomaly():
+            y = a / b
+            y.grad_fn.register_hook(lambda gi, go: (gi[0], T.zeros(1)))
+            y.sum().backward()
+    assert b.grad.tolist() == [0.0]
+
+
 def test_nan_from_a_custom_function_backward_is_reported_under_its_name(T):  # E16
     class NanBack(T.autograd.Function):
         @staticmethod
@@ -302,3 +324,14 @@ def test_forward_stack_keeps_user_frames_in_a_folder_named_ext(T, tmp_path):
     assert str(user_file) in text
     assert "return x.sqrt()" in text
     assert THIS_FILE in text
+
+
+def test_nan_check_skips_a_gradient_with_no_edge(T):
+    # a view made under no_grad has no accumulator: torch computes no gradient for it
+    x = T.tensor([float("inf"), -1.5], requires_grad=True)
+    with T.no_grad():
+        v = x.view(-1)
+    with pytest.warns(UserWarning):
+        with T.autograd.detect_anomaly():
+            T.tan(v).sum().backward()
+    assert x.grad is None

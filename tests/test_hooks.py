@@ -845,3 +845,16 @@ def test_a_retained_grad_under_create_graph_is_a_recorded_clone(T):
     z.retain_grad()
     (z ** 2).sum().backward()
     assert z.grad.grad_fn is None and not z.grad.requires_grad
+
+
+@pytest.mark.parametrize("read", [lambda x: x.max(1), lambda x: x.min(1), lambda x: x.sort(1)],
+                         ids=["max", "min", "sort"])
+def test_node_hooks_of_values_and_indices_see_only_the_values_gradient(T, read):
+    # The indices are not differentiable: the node has one output, so one grad_output.
+    x = T.tensor([[1.0, 3.0, 2.0], [0.5, 0.2, 0.1]], requires_grad=True)
+    values = read(x)[0]
+    seen = []
+    values.grad_fn.register_prehook(lambda go: seen.append(len(go)))
+    values.grad_fn.register_hook(lambda gi, go: seen.append(len(go)))
+    values.sum().backward()
+    assert seen == [1, 1]

@@ -342,6 +342,22 @@ def test_a_gradient_of_a_gradient_is_the_read_again(T, rng, read, node, next_nam
     np.testing.assert_allclose(to_np(gg), to_np(read(T, w)))
 
 
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_gradients_are_a_put_and_a_read_that_add_up_repeats(T, accumulate):
+    # torch: x gets grad.index_put(indices, 0) (or grad), values get grad.index(indices),
+    # whose own backward adds up the repeated index 2.
+    x = leaf(T, values((3, 2)))
+    v = leaf(T, np.array([[1.5, 2.5]]))
+    y = x.index_put((T.tensor([2, 0, 2]),), v, accumulate=accumulate)
+    gx, gv = T.autograd.grad((y * y).sum(), [x, v], create_graph=True)
+    assert gx.grad_fn.name() == ("AddBackward0" if accumulate else "IndexPutBackward0")
+    assert gv.grad_fn.next_functions[0][0].name() == "IndexBackward0"
+    (ggv,) = T.autograd.grad((gv * gv).sum(), [v])
+    # gv = 2 (2 y[2] + y[0]); its gradient in y, 2 gv (4 at row 2, 2 at row 0), is read back
+    # at 2, 0, 2 for v: 2 gv (4 + 2 + 4).
+    np.testing.assert_allclose(to_np(ggv), 20 * to_np(gv.detach()))
+
+
 def test_the_gradient_of_a_new_axis_is_a_squeeze(T, rng):
     x = leaf(T, sample(rng, (3, 4)))
     g = leaf(T, np.ones((1, 3, 4)))
@@ -703,3 +719,14 @@ def test_an_advanced_index_result_is_row_major_so_flatten_is_a_view(T):
     y = x[:, :, T.tensor([1, 0])]
     assert y.stride() == (4, 2, 1)
     assert type(y.flatten().grad_fn).__name__ == "ViewBackward0"
+
+
+def test_index_put_saves_its_indices_which_backward_frees(T):
+    x = leaf(T, values((3,)))
+    y = x.index_put((T.tensor([0]),), T.tensor(5.0, dtype=T.float64))
+    assert to_np(y.grad_fn._saved_indices[0]).tolist() == [0]
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.grad_fn._saved_indices
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.sum().backward()

@@ -548,6 +548,53 @@ def test_double_backward_through_copy_slices(T):
     assert_close(gg, 2 * (1 - t**2) * (1 - 3 * t**2))
 
 
+def test_copy_slices_with_create_graph_writes_into_a_copy_of_the_gradient(T):
+    # torch: result = copy of grad (CopyBackwards); the op's backward runs on a clone of the
+    # view's region, written back into it (result's node is CopySlices); the written value's
+    # gradient is that clone.
+    x = T.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+    v = T.tensor([7.0, 8.0], requires_grad=True)
+    y = x * 1
+    y[1] = v
+    g = T.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+    gx, gv = T.autograd.grad(y, [x, v], g, create_graph=True)
+    assert gv.grad_fn.name() == "CloneBackward0"
+    copy_slices = gx.grad_fn.next_functions[0][0]
+    assert copy_slices.name().endswith("CopySlices")
+    assert copy_slices.next_functions[0][0].name().endswith("CopyBackwards")
+    assert gx.tolist() == [[1.0, 2.0], [0.0, 0.0], [5.0, 6.0]]
+    assert gv.tolist() == [3.0, 4.0]
+    (gg,) = T.autograd.grad((gx * gx).sum() + gv.sum(), g)
+    assert gg.tolist() == [[2.0, 4.0], [1.0, 1.0], [10.0, 12.0]]
+
+
+def test_gradient_through_a_regenerated_view_with_create_graph_is_an_as_strided_read(T):
+    # torch's as_strided_backward: grad copied into zeros (CopySlices) and read back with the
+    # input's geometry (AsStridedBackward0)
+    v = T.tensor([1.75, 1.0], requires_grad=True)
+    y = T.tensor([-0.5, -1.25], requires_grad=True) * 1
+    view = y.view((2,))
+    y[...] = v  # the view's grad_fn is now read from y's new history
+    g = T.tensor([2.0, 3.0], requires_grad=True)
+    (gv,) = T.autograd.grad(view * 1, [v], g, create_graph=True)
+    assert gv.grad_fn.name() == "AsStridedBackward0"
+    assert gv.grad_fn.next_functions[0][0].name().endswith("CopySlices")
+    assert gv.tolist() == [2.0, 3.0]
+    (gg,) = T.autograd.grad((gv * gv).sum(), [g])
+    assert gg.tolist() == [4.0, 6.0]
+
+
+def test_copy_slices_with_create_graph_of_an_empty_view(T):
+    x = T.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = x * 3
+    y[1:1].mul_(2)
+    g = T.ones(2, 2, requires_grad=True)
+    (gx,) = T.autograd.grad(y, [x], g, create_graph=True)
+    assert gx.grad_fn.next_functions[0][0].name().endswith("CopySlices")
+    (gg,) = T.autograd.grad(gx.sum(), [g])
+    assert gg.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+
+
 def test_copy_slices_refuses_a_second_backward_without_retain_graph(T):
     x = T.tensor([1.0, 2.0], requires_grad=True)
     y = x * 1

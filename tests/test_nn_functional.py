@@ -1052,3 +1052,32 @@ def sum_to(array, shape):
     array = array.sum(axis=tuple(range(lead))) if lead else array
     dims = tuple(i for i, s in enumerate(shape) if s == 1 and array.shape[i] != 1)
     return array.sum(axis=dims, keepdims=True) if dims else array
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss_gradients_are_mse_loss_backward_nodes(T, reduction):
+    # torch: each operand's gradient is one mse_loss_backward (operands in its order)
+    x = T.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=T.float64, requires_grad=True)
+    y = T.tensor([[0.5, -2.0], [1.5, 4.0]], dtype=T.float64, requires_grad=True)
+    out = T.nn.functional.mse_loss(x, y, reduction=reduction)
+    g = T.ones_like(out).requires_grad_()
+    gx, gy = T.autograd.grad(out, [x, y], g, create_graph=True)
+    assert gx.grad_fn.name() == gy.grad_fn.name() == "MseLossBackwardBackward0"
+    assert gx.grad_fn._saved_reduction == {"none": 0, "mean": 1, "sum": 2}[reduction]
+    assert T.autograd.gradgradcheck(
+        lambda a, b: T.nn.functional.mse_loss(a, b, reduction=reduction), (x, y))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_gradient_is_an_nll_loss_backward_node(T, reduction):
+    # torch: its gradient for the incoming gradient is nll_loss of gg; for the input, zeros
+    x = T.tensor([[0.75, -1.0], [2.0, 0.5], [0.1, 0.2]], dtype=T.float64, requires_grad=True)
+    lp = x.log_softmax(-1)
+    out = T.nn.functional.nll_loss(lp, T.tensor([0, 1, -100]), reduction=reduction)
+    g = (T.ones_like(out) * 1.5).requires_grad_()
+    (glp,) = T.autograd.grad(out, lp, g, create_graph=True)
+    assert glp.grad_fn.name() == "NllLossBackwardBackward0"
+    (gg,) = T.autograd.grad((glp * glp).sum(), [g], create_graph=True)
+    assert gg.grad_fn.name() == "NllLossBackward0"
+    expected = {"mean": 1.5, "sum": 6.0, "none": [3.0, 3.0, 0.0]}[reduction]
+    np.testing.assert_allclose(gg.detach().numpy(), expected)

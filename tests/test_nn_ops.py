@@ -137,6 +137,33 @@ def test_embedding_values_and_gradient_with_padding_and_frequency_scaling(T, rng
     np.testing.assert_allclose(to_np(w.grad), expected, rtol=1e-14)
 
 
+def test_embedding_weight_gradient_is_one_node_that_reads_the_rows_back(T, rng):
+    w = leaf(T, sample(rng, (5, 3)))
+    y = functional(T).embedding(T.tensor(INDICES), w, padding_idx=1)
+    g = leaf(T, sample(rng, (2, 3, 3)))
+    (gw,) = T.autograd.grad(y, w, g, create_graph=True)
+    fn = gw.grad_fn
+    assert fn.name() == "EmbeddingDenseBackwardBackward0"
+    assert fn._saved_padding_idx == 1
+    assert to_np(fn._saved_indices).tolist() == INDICES.tolist()
+    v = sample(rng, (5, 3))
+    (gg,) = T.autograd.grad(gw, g, T.tensor(v))
+    expected = v[INDICES] * (INDICES != 1)[..., None]
+    np.testing.assert_allclose(to_np(gg), expected, rtol=0)
+
+
+@pytest.mark.ext_only
+def test_embedding_double_backward_keeps_the_frequency_scaling(rng):
+    """torch 2.13's embedding_dense_double_backward leaves out scale_grad_by_freq's division
+    (its gradgradcheck fails); ext's keeps it."""
+    import ext
+
+    w = ext.tensor(sample(rng, (5, 3)), requires_grad=True)
+    idx = ext.tensor(INDICES)
+    assert ext.autograd.gradgradcheck(
+        lambda w: ext.nn.functional.embedding(idx, w, scale_grad_by_freq=True), (w,))
+
+
 def test_embedding_negative_padding_idx_counts_from_the_end(T, rng):
     w = leaf(T, sample(rng, (5, 2)))
     y = functional(T).embedding(T.tensor([4, 0]), w, padding_idx=-1)
@@ -603,3 +630,16 @@ def test_softmax_forward_over_reverse_matches_finite_differences(T, rng, fn):
         tangent = to_np(fw.unpack_dual(g).tangent)
     np.testing.assert_allclose(tangent, (grad_at(1e-6) - grad_at(-1e-6)) / 2e-6,
                                rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_gradient_is_a_gelu_backward_node_differentiable_twice_more(T, approximate):
+    x = T.tensor([-2.5, -0.7, 0.0, 0.3, 1.9], dtype=T.float64, requires_grad=True)
+    g = T.tensor([1.5, -1.0, 0.5, 2.0, 1.0], dtype=T.float64, requires_grad=True)
+    out = functional(T).gelu(x, approximate=approximate)
+    (gx,) = T.autograd.grad(out, [x], g, create_graph=True)
+    assert gx.grad_fn.name() == "GeluBackwardBackward0"
+    assert gx.grad_fn._saved_approximate == approximate
+    # the gradient, as a function of x and g, has correct first and second derivatives
+    assert T.autograd.gradgradcheck(lambda a, b: T.autograd.grad(
+        functional(T).gelu(a, approximate=approximate), [a], b, create_graph=True)[0], (x, g))

@@ -1133,3 +1133,9 @@ def test_x_to_the_minus_half_is_rsqrt_at_minus_zero_and_minus_inf(T):
     np.testing.assert_array_equal(to_np(x.pow(-0.5)), [-np.inf, np.nan, np.inf, 0.5])
     x.pow(0.5).backward(T.ones(4, dtype=T.float64))
     np.testing.assert_array_equal(to_np(x.grad), [-np.inf, np.nan, np.inf, 0.25])
+
+
+def test_pow_minus_half_is_rsqrt(T):
+    # torch computes x ** -0.5 as rsqrt(x): nan at -inf, -inf at -0.0
+    x = T.tensor([-np.inf, -0.0, 4.0, np.inf])
+    np.testing.assert_array_equal(to_np(x.pow(-0.5)), [np.nan, -np.inf, 0.5, 0.0])

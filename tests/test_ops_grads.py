@@ -99,3 +99,50 @@ def test_grad_through_dtype_conversion_has_input_dtype(T, rng, src, convert):
     (y * T.tensor(g.astype(to_np(y).dtype))).sum().backward()
     assert x.grad.dtype == getattr(T, np.dtype(src).name)
     np.testing.assert_allclose(to_np(x.grad), g.astype(src), rtol=1e-6)
+
+
+@pytest.mark.parametrize("exponent,expected,has_graph", [
+    (0, [0.0, 0.0, 0.0], False),
+    (0.0, [0.0, 0.0, 0.0], False),
+    # torch's test for a zero exponent is never true of a bool: False goes through the formula
+    (False, [0.0, -0.0, np.nan], True),
+    (True, [1.0, 2.0, 3.0], True),
+])
+def test_pow_scalar_gradient_at_zero_and_bool_exponents(T, exponent, expected, has_graph):
+    x = leaf(T, np.array([1.5, -0.75, 0.0]))
+    g = leaf(T, np.array([1.0, 2.0, 3.0]))
+    (gx,) = T.autograd.grad(x.pow(exponent), x, g, create_graph=True)
+    np.testing.assert_array_equal(to_np(gx), expected)
+    np.testing.assert_array_equal(np.signbit(to_np(gx)[:2]), np.signbit(expected[:2]))
+    assert gx.requires_grad is has_graph
+
+
+@pytest.mark.parametrize("fn,wrt,names", [
+    pytest.param(lambda T, x, y: T.add(x, y, alpha=2), 1, "MulBackward1", id="add_alpha"),
+    pytest.param(lambda T, x, y: T.sub(x, y, alpha=2), 1, "MulBackward1", id="sub_alpha"),
+    pytest.param(lambda T, x, y: T.rsub(x, y, alpha=3), 0, "MulBackward1", id="rsub_alpha"),
+    pytest.param(lambda T, x, y: T.sub(x, y), 1, "NegBackward0", id="sub"),
+    pytest.param(lambda T, x, y: T.addmm(x[0], x, y, beta=0.5, alpha=2), 1, "MulBackward1",
+                 id="addmm_alpha"),
+    pytest.param(lambda T, x, y: x.mean(), 0, "DivBackward1", id="mean"),
+    pytest.param(lambda T, x, y: x.mean(0), 0, "DivBackward1", id="mean_0"),
+])
+def test_scalar_factor_of_a_gradient_is_torchs_scalar_overload(T, fn, wrt, names):
+    # torch's formulas scale by a number with the C++ Scalar overloads (mul.Scalar, div.Scalar)
+    x = leaf(T, np.array([[1.0, 2.0], [3.0, 4.0]]))
+    y = leaf(T, np.array([[0.5, -2.0], [1.5, 4.0]]))
+    out = fn(T, x, y)
+    g = leaf(T, np.ones(tuple(out.shape)))
+    grad = T.autograd.grad(out, [x, y][wrt], g, create_graph=True)[0]
+    assert grad.grad_fn.name() == names
+    (gg,) = T.autograd.grad(grad.sum(), g)  # the node is differentiable in turn
+    assert gg.shape == g.shape
+
+
+def test_nan_to_num_gradient_is_grad_times_isfinite(T):
+    # torch: grad * isfinite(x), so a non-finite gradient at a non-finite x gives nan
+    x = leaf(T, np.array([1.0, np.inf, np.nan]))
+    g = leaf(T, np.array([2.0, np.inf, 3.0]))
+    (gx,) = T.autograd.grad(x.nan_to_num(), [x], g, create_graph=True)
+    assert gx.grad_fn.name() == "MulBackward0"
+    np.testing.assert_array_equal(to_np(gx), [2.0, np.nan, 0.0])

@@ -8,6 +8,8 @@ Every test runs on ``ext`` and on ``torch``; the expectations are torch 2.13's b
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -511,6 +513,9 @@ TIE_CASES = [
     ("amin_0_ties", lambda T, x: x.amin(0), [[1.0, 1.0, 3.0], [1.0, 0.0, 0.0]], [2.0, 4.0, 6.0],
      [[1, 0, 0], [1, 4, 6]]),
     ("T.amin_ties", lambda T, x: T.amin(x), [[1.0, 0.0], [0.0, 3.0]], 1.0, [[0, 0.5], [0.5, 0]]),
+    # a nan extremum: the gradient goes to the nan elements
+    ("max_nan", lambda T, x: x.max(), [1.0, np.nan, 3.0], 2.0, [0, 2, 0]),
+    ("min_two_nans", lambda T, x: x.min(), [np.nan, 1.0, np.nan], 2.0, [1, 0, 1]),
     # prod with zeros
     ("prod_one_zero", lambda T, x: x.prod(), [2.0, 0.0, 3.0, 4.0], 1.0, [0, 24, 0, 0]),
     ("prod_two_zeros", lambda T, x: x.prod(), [2.0, 0.0, 3.0, 0.0], 1.0, [0, 0, 0, 0]),
@@ -542,6 +547,17 @@ def test_gradient_at_ties_and_zeros(T, fn, values, g, expected):
     y.backward(T.tensor(np.asarray(g, dtype=np.float64)))
     np.testing.assert_allclose(to_np(x.grad), np.asarray(expected, dtype=np.float64),
                                rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_whole_extremum_gradient_is_a_masked_fill_of_zeros(T, name):
+    # torch's evenly_distribute_backward: zeros.masked_fill_(x == result, grad / count)
+    x = leaf(T, np.array([1.0, 3.0, 1.0, 3.0]))
+    g = leaf(T, np.array(2.0))
+    (gx,) = T.autograd.grad(getattr(x, name)(), x, g, create_graph=True)
+    assert gx.grad_fn.name() == "MaskedFillBackward1"
+    (gg,) = T.autograd.grad(gx.sum(), g)
+    assert float(gg) == 1.0
 
 
 @pytest.mark.parametrize(
@@ -593,14 +609,27 @@ def test_var_of_single_element_is_nan_with_warning(T):
     pytest.param([1.0, 2.0], {"correction": 2}, [np.inf, np.inf], id="correction_2"),
 ])
 def test_var_gradient_without_degrees_of_freedom_is_a_constant(T, values, kwargs, expected):
-    # torch: nan where x equals its mean, inf elsewhere, whatever the incoming gradient, and
-    # it needs no graph of its own.
+    # torch: the gradient times nan where x equals its mean, inf elsewhere; with a gradient
+    # that needs no graph, neither does the result.
     x = T.tensor(values, dtype=T.float64, requires_grad=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         (g,) = T.autograd.grad(x.var(**kwargs).sum() * 3, [x], create_graph=True)
     assert not g.requires_grad
     np.testing.assert_array_equal(to_np(g), expected)
+
+
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_var_gradient_without_degrees_of_freedom_scales_the_incoming_gradient(T, op):
+    x = T.tensor([1.0, 2.0, 3.0], dtype=T.float64, requires_grad=True)
+    g = T.tensor(-1.0, dtype=T.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (gx,) = T.autograd.grad(getattr(x, op)(correction=3), [x], g, create_graph=True)
+    # grad * where(x == mean, nan, inf) in float32, converted back to float64
+    assert gx.grad_fn.name() == "ToCopyBackward0"
+    expected = [-np.inf, np.nan, -np.inf] if op == "var" else [np.nan] * 3
+    np.testing.assert_array_equal(to_np(gx), expected)
 
 
 def test_var_gradient_of_one_element_over_a_dim_stays_differentiable(T):
@@ -798,3 +827,16 @@ def test_gradient_of_a_variance_without_degrees_of_freedom_is_grad_times_nan_or_
     x.grad = None
     x.std(correction=3).backward(T.tensor(g))
     np.testing.assert_array_equal(x.grad.numpy(), [np.nan, np.nan])
+
+
+def test_reductions_meeting_inf_minus_inf_give_nan_without_a_warning(T):
+    # As a user's script sees it (Python's default warning filters, a fresh interpreter): torch
+    # prints nothing; ext's NumPy kernels must not either.
+    code = (f"import {T.__name__} as T\n"
+            "x = T.tensor([float('inf'), -float('inf')])\n"
+            "print([bool(r.isnan()) for r in (x.sum(), x.mean(), x.var(), x.std(),\n"
+            "       x.sum(0), x.mean(0, keepdim=True), T.nn.functional.softmax(x, 0).sum())])")
+    done = subprocess.run([sys.executable, "-W", "default", "-c", code], capture_output=True,
+                          text=True, timeout=60)
+    assert done.stderr == ""
+    assert done.stdout.strip() == "[True, True, True, True, True, True, True]"

@@ -492,3 +492,54 @@ def test_a_saved_no_grad_view_still_requires_grad_when_unpacked(T):
         w = T.ones(3, 2, requires_grad=True)
         (g,) = T.autograd.grad(w.mv(v).sum(), [w], create_graph=True)
     assert g.requires_grad and type(g.grad_fn).__name__ == "MulBackward0"
+
+
+def test_inplace_op_packs_the_written_tensor_itself(T):
+    # torch saves an in-place op's output after the write: the pack hook gets the tensor itself,
+    # so an identity hook lets a later write show in backward (no version check under hooks).
+    packed = []
+    x = T.tensor([0.25, -1.0], requires_grad=True)
+    with T.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t) or t, lambda t: t):
+        y = x * 1
+        y.sigmoid_()
+        y.mul_(-1.5)
+    assert len(packed) == 1 and packed[0] is y
+    y.sum().backward()
+    s = y.detach().numpy()
+    np.testing.assert_allclose(x.grad.numpy(), -1.5 * s * (1 - s), rtol=1e-6)
+
+
+@pytest.mark.parametrize("keep_view,hooks", [(False, None), (True, None), (False, "identity"),
+                                             (False, "clone")])
+def test_saved_output_of_inplace_on_view_leads_to_base_while_view_lives(T, keep_view, hooks):
+    # exp_ on a view saves its result with a weak link to the view's new grad_fn: a double
+    # backward reaches the base y through it while the view (or what an identity pack hook kept:
+    # the view itself) lives, and goes straight to ExpBackward0 (and on to x only) once it is
+    # gone. (A clone made by a pack hook has no history: packing runs under no_grad.)
+    pack = {"identity": lambda t: t, "clone": lambda t: t.clone()}.get(hooks)
+    ctx = T.autograd.graph.saved_tensors_hooks(pack, lambda t: t) if hooks else None
+    with ctx or T.enable_grad():
+        x = T.tensor([[-0.75, 0.25, 1.5]], dtype=T.float64, requires_grad=True)
+        y = x * 1
+        v = y.transpose(0, 1)
+        v.exp_()
+    if not keep_view:
+        del v
+    c = T.tensor([[1.0, 2.0, 3.0]], dtype=T.float64)
+    (gx,) = T.autograd.grad((y * c).sum(), [x], create_graph=True)
+    ggx, ggy = T.autograd.grad(gx.sum(), [x, y], allow_unused=True)
+    np.testing.assert_allclose(ggx.numpy(), (c * y).detach().numpy())
+    if keep_view or hooks == "identity":
+        np.testing.assert_allclose(ggy.numpy(), c.numpy())
+    else:
+        assert ggy is None
+
+
+def test_pack_hook_runs_under_no_grad(T):
+    seen = []
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    with T.autograd.graph.saved_tensors_hooks(
+            lambda t: seen.append(T.is_grad_enabled()) or t.clone(), lambda t: t):
+        y = (x * 1).exp()
+    assert seen == [False]
+    assert y.grad_fn._saved_result.grad_fn is y.grad_fn

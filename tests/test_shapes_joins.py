@@ -792,6 +792,87 @@ def test_matmul_gradcheck_with_a_strided_operand(T, rng):
     check_grads(T, lambda a: a.permute(1, 0, 2) @ b.unbind(1)[0], sample(rng, (3, 2, 4)))
 
 
+@pytest.mark.parametrize("shapes,read,names", [
+    pytest.param(((3, 2), (4, 2)), lambda a, b: a @ b.t(), ["MmBackward0", "TBackward0"],
+                 id="transposed_mat2"),
+    pytest.param(((2, 3), (4, 2)), lambda a, b: a.t() @ b.t(), ["TBackward0", "TBackward0"],
+                 id="both_transposed"),
+    pytest.param(((3, 1), (1, 1)), lambda a, b: a @ b, ["MmBackward0", "TBackward0"],
+                 id="one_by_one_mat2"),
+    pytest.param(((3, 1), (1, 4)), lambda a, b: a @ b, ["MmBackward0", "MmBackward0"],
+                 id="row_major"),
+])
+def test_mm_gradient_of_a_column_major_input_is_a_transposed_product(T, rng, shapes, read,
+                                                                     names):
+    # torch computes it as (b @ grad.t()).t() (or (grad.t() @ a).t()), in the input's order
+    a_np, b_np = sample(rng, shapes[0]), sample(rng, shapes[1])
+    a, b = leaf(T, a_np), leaf(T, b_np)
+    out = read(a, b)
+    g = sample(rng, tuple(out.shape))
+    ga, gb = T.autograd.grad(out, [a, b], T.tensor(g), create_graph=True)
+    assert [ga.grad_fn.name(), gb.grad_fn.name()] == names
+    (ga_plain, gb_plain) = T.autograd.grad(read(a, b), [a, b], T.tensor(g))
+    np.testing.assert_allclose(to_np(ga), to_np(ga_plain), rtol=1e-15)
+    np.testing.assert_allclose(to_np(gb), to_np(gb_plain), rtol=1e-15)
+
+
+@pytest.mark.parametrize("bias_shape,bias_node", [((2,), "ViewBackward0"),
+                                                   ((3, 1), "SumBackward1")])
+def test_addmm_broadcast_bias_gradient_is_summed_as_any_broadcast(T, rng, bias_shape,
+                                                                  bias_node):
+    # torch's sum_to: the kept-dim sum, viewed to the bias' shape when dims were added
+    b, m1, m2 = (leaf(T, sample(rng, s)) for s in (bias_shape, (3, 2), (2, 2)))
+    out = T.addmm(b, m1, m2)
+    g = leaf(T, sample(rng, (3, 2)))
+    (gb,) = T.autograd.grad(out, [b], g, create_graph=True)
+    assert gb.grad_fn.name() == bias_node
+    np.testing.assert_allclose(to_np(gb), to_np(g).sum(0 if len(bias_shape) == 1 else 1)
+                               .reshape(bias_shape))
+
+
+def test_addmm_of_one_by_one_matrices_computes_their_gradients_transposed(T, rng):
+    b, m1, m2 = (leaf(T, sample(rng, (1, 1))) for _ in range(3))
+    g = leaf(T, sample(rng, (1, 1)))
+    _, g1, g2 = T.autograd.grad(T.addmm(b, m1, m2), [b, m1, m2], g, create_graph=True)
+    assert (g1.grad_fn.name(), g2.grad_fn.name()) == ("TBackward0", "TBackward0")
+
+
+@pytest.mark.parametrize("join,names", [
+    pytest.param(lambda T, a, b: T.cat([a, b]), "SliceBackward0", id="cat"),
+    pytest.param(lambda T, a, b: T.cat([a, b], 1), "SliceBackward0", id="cat_1"),
+    pytest.param(lambda T, a, b: T.stack([a, b]), "SelectBackward0", id="stack"),
+    pytest.param(lambda T, a, b: T.stack([a, b], -1), "SelectBackward0", id="stack_-1"),
+])
+def test_join_gradients_are_narrows_and_selects_of_the_gradient(T, rng, join, names):
+    a, b = leaf(T, sample(rng, (2, 3))), leaf(T, sample(rng, (2, 3)))
+    out = join(T, a, b)
+    g = leaf(T, sample(rng, tuple(out.shape)))
+    ga, gb = T.autograd.grad(out, [a, b], g, create_graph=True)
+    assert ga.grad_fn.name() == gb.grad_fn.name() == names
+    (ga_plain, gb_plain) = T.autograd.grad(join(T, a, b), [a, b], g)
+    np.testing.assert_array_equal(to_np(ga), to_np(ga_plain))
+    np.testing.assert_array_equal(to_np(gb), to_np(gb_plain))
+
+
+@pytest.mark.parametrize("shape,name", [((2, 3), None), ((2, 1, 3, 1), "UnsqueezeBackward0")])
+def test_squeeze_gradient_unsqueezes_each_size_one_dim(T, rng, shape, name):
+    x = leaf(T, sample(rng, shape))
+    g = leaf(T, sample(rng, (2, 3)))
+    (gx,) = T.autograd.grad(x.squeeze(), [x], g, create_graph=True)
+    assert (gx.grad_fn.name() if gx.grad_fn is not None else None) == name
+    assert tuple(gx.shape) == shape
+
+
+def test_narrow_is_a_slice_view(T, rng):
+    x = leaf(T, sample(rng, (3, 4)))
+    y = x.narrow(1, -3, 2)
+    assert y.grad_fn.name() == "SliceBackward0"
+    assert y._base is x
+    np.testing.assert_array_equal(to_np(y), to_np(x)[:, 1:3])
+    with pytest.raises(RuntimeError, match=r"start \(2\) \+ length \(3\) exceeds dimension size"):
+        x.narrow(0, 2, 3)
+
+
 @pytest.mark.parametrize(
     "pick,mask",
     [

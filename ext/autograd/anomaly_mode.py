@@ -87,21 +87,22 @@ def warn_forward_stack(node) -> None:
     warnings.warn(text, UserWarning, stacklevel=4)
 
 
-def apply_checked(node, grads: list) -> tuple:
-    """Run ``node`` under anomaly mode: on an error, show its forward stack."""
+def apply_checked(node, grads: list, validate) -> tuple:
+    """Run ``node`` and ``validate`` its outputs under anomaly mode: on an error, show its
+    forward stack."""
     try:
-        return node._apply(grads)
+        return validate(node, node._apply(grads))
     except Exception:
         warn_forward_stack(node)
         raise
 
 
 def check_nan(node, outputs: tuple) -> None:
-    """Anomaly mode's NaN check of what ``node`` passes on: as in torch, after its post hooks
-    ran (they see the NaN) and its saved tensors were released."""
-    if STATE.anomaly_check_nan:
-        for i, g in enumerate(outputs):
-            if g is not None and np.isnan(g._data).any():
-                warn_forward_stack(node)
-                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
-                                   "output.")
+    """Anomaly mode's check of a node's outputs (as they flow on: validated, after its post
+    hooks): a NaN raises, after showing the node's forward stack."""
+    # (an output with no edge is not computed in torch, so it is not checked)
+    for i, (g, edge) in enumerate(zip(outputs, node._next)):
+        if g is not None and edge is not None and np.isnan(g._data).any():
+            warn_forward_stack(node)
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               "output.")

@@ -105,15 +105,17 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
 
             if not fn._skip_undefined or (grads[0] is not None if len(grads) == 1 else
                                            any(g is not None for g in grads)):
-                outputs = apply_checked(fn, grads) if anomaly else fn._apply(grads)
-                outputs = _validate_outputs(fn, outputs)
+                if anomaly:
+                    outputs = apply_checked(fn, grads, _validate_outputs)
+                else:
+                    outputs = _validate_outputs(fn, fn._apply(grads))
             else:
                 outputs = (None,) * len(fn._next)
             if not keep_graph:
                 fn._release()
             if hooks is not None and hooks.post:
                 outputs = _call_post_hooks(fn, hooks, outputs, grads)
-            if anomaly:
+            if anomaly and state.anomaly_check_nan:
                 check_nan(fn, outputs)
 
             following = None

@@ -236,10 +236,14 @@ class SavedTensor:
     With hooks (``saved_tensors_hooks``, or ``register_hooks`` on ``grad_fn._raw_saved_*``)
     the graph keeps only what ``pack_hook`` returned, and rebuilds a tensor from
     ``unpack_hook`` on every access.
+
+    The output of an in-place op on a view refers weakly to the view's grad_fn (``_view_fn``),
+    as torch's does: while that node lives (the view, or what a pack hook kept of it, holds it)
+    the unpacked tensor's history goes through the view; once it is gone, through the op's node.
     """
 
     __slots__ = ("_tensor", "_version", "_is_output", "_output_nr", "_requires_grad",
-                 "_grad_fn", "_grad_acc", "_packed", "_unpack")
+                 "_grad_fn", "_grad_acc", "_packed", "_unpack", "_view_fn")
 
     def __init__(self, t: Tensor, is_output: bool, hooks: tuple | None = None,
                  version: int | None = None) -> None:
@@ -248,6 +252,7 @@ class SavedTensor:
         self._output_nr = t._output_nr
         self._requires_grad = t._requires_grad
         self._unpack = None
+        self._view_fn = None
         self._tensor = t.detach() if is_output else t
         if is_output and STATE.special:
             # Under forward AD the saved output keeps its tangent (for forward-over-reverse).
@@ -263,7 +268,12 @@ class SavedTensor:
         self._grad_acc = grad_accumulator(t) if t._requires_grad and t._grad_fn is None \
             and not self._is_output else None
         before = current_version(t)
-        packed = pack(t)
+        prev = STATE.grad_enabled
+        STATE.grad_enabled = False  # torch packs under no_grad
+        try:
+            packed = pack(t)
+        finally:
+            STATE.grad_enabled = prev
         if current_version(t) != before:
             raise RuntimeError(
                 "A saved tensor pack hook is modifying its input in place. Tensors provided as "
@@ -304,8 +314,7 @@ class SavedTensor:
             return t
         out = t.detach()
         if self._requires_grad and node is not None:
-            out._grad_fn = node
-            out._output_nr = self._output_nr
+            out._grad_fn, out._output_nr = self._output_edge(node)
             out._requires_grad = True
         if STATE.special:
             fw = getattr(t, "_fw_grad", None)
@@ -319,10 +328,13 @@ class SavedTensor:
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
                             f"result of type {type(data).__name__}")
         out = data.detach()
-        fn = node if self._is_output else self._grad_fn
+        if self._is_output:
+            fn, nr = (None, 0) if node is None else self._output_edge(node)
+        else:
+            fn, nr = self._grad_fn, self._output_nr
         if fn is not None and self._requires_grad:
             out._grad_fn = fn
-            out._output_nr = self._output_nr
+            out._output_nr = nr
             out._requires_grad = True
         elif self._grad_acc is not None:
             out._requires_grad = True
@@ -332,6 +344,15 @@ class SavedTensor:
             out._requires_grad = True
         return out
 
+    def _output_edge(self, node: Node) -> tuple:
+        # A saved output hangs from the node that saved it, or from its view's live grad_fn.
+        ref = self._view_fn
+        if ref is not None:
+            fn = ref()
+            if fn is not None:
+                return fn, 0
+        return node, self._output_nr
+
     def free(self) -> None:
         """Drop the saved value (backward without retain_graph)."""
         self._tensor = None
@@ -339,9 +360,20 @@ class SavedTensor:
         self._packed = None
 
 
+class OutputsPackedLater(tuple):
+    """Saved-tensor hooks (pack, unpack) that leave outputs unpacked for now: an in-place op
+    packs its saved output once the tensor is written, so that the pack hook receives the
+    modified tensor itself, as in torch."""
+
+    __slots__ = ()
+
+
 def save(t: Tensor, is_output: bool) -> SavedTensor:
     """A SavedTensor for ``t``, through the active saved-tensor hooks if there are any."""
-    return SavedTensor(t, is_output, STATE.saved_hooks)
+    hooks = STATE.saved_hooks
+    if is_output and type(hooks) is OutputsPackedLater:
+        hooks = None
+    return SavedTensor(t, is_output, hooks)
 
 
 class saved_tensors_hooks:  # noqa: N801 - torch's name

@@ -15,6 +15,8 @@ from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._builtin import BuiltinFunction, binary_operands, namespace_of, record
+from .linalg import column_major
+from .pointwise.arithmetic import scaled
 from .shape import wrap_dims
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "addmm", "nll_loss", "mse_loss",
@@ -200,7 +202,7 @@ def log_softmax_backward_data(grad, y, dim: int):
 
 def _sum_along(d: np.ndarray, dim: int) -> np.ndarray:
     # The backward kernels' sum over the softmax dim (a 0-d tensor is its own sum).
-    return d.sum(axis=dim, keepdims=True) if d.ndim else d
+    return np.add.reduce(d, axis=dim, keepdims=True) if d.ndim else d
 
 
 def _softmax_input(x, dim, dtype, fn: str) -> tuple:
@@ -357,24 +359,24 @@ class Addmm(BuiltinFunction):
         alpha, beta = ctx.alpha, ctx.beta
         gb = g1 = g2 = None
         if needs[0]:
-            gb = grad if beta == 1 else grad * beta
-            if _row_bias(ctx.bias_sizes, grad.shape):
-                gb = gb.sum(0)
+            # (a broadcast bias gets it summed by the engine, as torch's sum_to: a view of the
+            # kept-dim sum)
+            gb = scaled(grad, beta)
         # A matrix's gradient is made in the matrix's own layout, as torch does: the gradient
         # of a transposed (column-major) weight then reaches the weight row-major, with no
         # transposing copy on the way.
         if needs[1]:
-            if _column_major(ctx.mat1_sym_sizes, ctx.mat1_sym_strides):
+            if column_major(ctx.mat1_sym_sizes, ctx.mat1_sym_strides):
                 g1 = m2.mm(grad.t()).t()
             else:
                 g1 = grad.mm(m2.t())
-            g1 = g1 if alpha == 1 else g1 * alpha
+            g1 = scaled(g1, alpha)
         if needs[2]:
-            if _column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides):
+            if column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides):
                 g2 = grad.t().mm(m1).t()
             else:
                 g2 = m1.t().mm(grad)
-            g2 = g2 if alpha == 1 else g2 * alpha
+            g2 = scaled(g2, alpha)
         return gb, g1, g2, None, None
 
 
@@ -389,11 +391,11 @@ def _addmm_backward_kernel(ctx, g: np.ndarray, m1: Tensor, m2: Tensor) -> tuple:
         gb = wrap(b.sum(0) if _row_bias(ctx.bias_sizes, g.shape) else b)
     if needs[1]:
         a = m2._data
-        d = (a @ g.T).T if _column_major(ctx.mat1_sym_sizes, ctx.mat1_sym_strides) else g @ a.T
+        d = (a @ g.T).T if column_major(ctx.mat1_sym_sizes, ctx.mat1_sym_strides) else g @ a.T
         g1 = wrap(d if alpha == 1 else d * alpha)
     if needs[2]:
         a = m1._data
-        d = (g.T @ a).T if _column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides) else a.T @ g
+        d = (g.T @ a).T if column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides) else a.T @ g
         g2 = wrap(d if alpha == 1 else d * alpha)
     return gb, g1, g2, None, None
 
@@ -402,10 +404,6 @@ def _row_bias(bias_sizes: tuple, grad_sizes: tuple) -> bool:
     # A 1-D bias added to every row: its gradient is the column sums, taken here rather than
     # by the engine's generic reduction of broadcast gradients.
     return len(bias_sizes) == 1 and grad_sizes[0] != 1 and bias_sizes[0] == grad_sizes[1]
-
-
-def _column_major(sizes: tuple, strides: tuple) -> bool:
-    return strides[0] == 1 and strides[1] == sizes[0] and sizes[1] > 1
 
 
 def _check_addmm(bias, mat1, mat2) -> None:
@@ -540,25 +538,75 @@ class NllLoss(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         x, target, weight, total_weight = ctx.saved_tensors
-        hits = target_hits(_sample_target(x, target), x.shape[-1], ctx.ignore_index)
-        if type(grad) is Tensor and not STATE.grad_enabled:
-            g = grad._data
-            value = -g if g.ndim == 0 else -g[:, None]
-            if weight is not None:
-                value = value * weight._data
-            if ctx.reduction == 1:
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    value = value / total_weight._data
-            return wrap(np.where(hits._data, value, 0).astype(g.dtype, copy=False)), None, \
-                None, None, None
-        value = -grad if grad.dim() == 0 else -grad.unsqueeze(-1)
+        return (nll_loss_backward(grad, x, target, weight, total_weight, ctx.reduction,
+                                  ctx.ignore_index), None, None, None, None)
+
+
+class NllLossBackward(BuiltinFunction):
+    """nll_loss's gradient as one op: minus the weight at each sample's target, times grad
+    (over the total weight for the mean). Its gradients: nll_loss of gg for grad, zeros for
+    the input (the gradient does not depend on it)."""
+
+    node_name = "NllLossBackwardBackward0"
+    saved_fields = ("target", "weight", "total_weight")
+    saved_attrs = ("reduction", "ignore_index")
+    tensor_positions = (0, 1)
+
+    @classmethod
+    def _decorate_node(cls) -> None:
+        super()._decorate_node()
+        cls._backward_cls._saved_ignore_index = property(lambda node: node.ignore_index % 2**64)
+
+    @staticmethod
+    def forward(grad, x, target, weight, total_weight, reduction, ignore_index):
+        return nll_loss_backward(grad, x, target, weight, total_weight, reduction, ignore_index)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs[2:5])
+        ctx.reduction, ctx.ignore_index = inputs[5], inputs[6]
+
+    @staticmethod
+    def backward(ctx, gg):
+        target, weight, _ = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        mode = next(k for k, v in REDUCTIONS.items() if v == ctx.reduction)
+        dgrad = namespace_of(gg).nn.functional.nll_loss(
+            gg, target, weight, ignore_index=ctx.ignore_index, reduction=mode) \
+            if needs[0] else None
+        dx = namespace_of(gg).zeros_like(gg) if needs[1] else None
+        return dgrad, dx, None, None, None, None, None
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        return None if tangents[0] is None else nll_loss_backward(tangents[0], *args[1:])
+
+
+def nll_loss_backward(grad, x, target, weight, total_weight, reduction: int,
+                      ignore_index: int):
+    """nll_loss's gradient for x (recorded as one node when grad or x requires grad)."""
+    hits = target_hits(_sample_target(x, target), x.shape[-1], ignore_index)
+    if type(grad) is Tensor:
+        g = grad._data
+        value = -g if g.ndim == 0 else -g[:, None]
         if weight is not None:
-            value = value * weight
-        if ctx.reduction == 1:
-            value = value / total_weight
-        # where, not a product with the 0/1 mask: with every sample ignored the mean's
-        # total weight is 0 and value is infinite, but the gradient is exactly 0.
-        return namespace_of(x).where(hits, value, 0.0), None, None, None, None
+            value = value * weight._data
+        if reduction == 1:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                value = value / total_weight._data
+        out = wrap(np.where(hits._data, value, 0).astype(g.dtype, copy=False))
+        if STATE.grad_enabled and (grad._requires_grad or x._requires_grad) or STATE.special:
+            record(NllLossBackward, out, (grad, x),
+                   (grad, x, target, weight, total_weight, reduction, ignore_index))
+        return out
+    value = -grad if grad.dim() == 0 else -grad.unsqueeze(-1)
+    if weight is not None:
+        value = value * weight
+    if reduction == 1:
+        value = value / total_weight
+    # where, not a product with the 0/1 mask: with every sample ignored the mean's total
+    # weight is 0 and value is infinite, but the gradient is exactly 0.
+    return namespace_of(x).where(hits, value, 0.0)
 
 
 def _check_nll(x, target, weight, ignore_index: int) -> None:
@@ -669,12 +717,82 @@ class MseLoss(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         x, target = ctx.saved_tensors
-        # The mean of an empty input has an empty gradient: any scale does.
-        scale = 2 / x.numel() if ctx.reduction == 1 and x.numel() else 2
+        needs = ctx.needs_input_grad
+        # torch: each side's gradient is mse_loss_backward with the two operands in its order
+        return (mse_loss_backward(grad, x, target, ctx.reduction) if needs[0] else None,
+                mse_loss_backward(grad, target, x, ctx.reduction) if needs[1] else None, None)
+
+
+class MseLossBackward(BuiltinFunction):
+    """mse_loss's gradient as one op, f(g, x, t) = 2 (x - t) g (over numel for the mean). Its
+    own gradients: d/dg = f(gg, x, t) (its sum with ones for g when reduced), d/dx = 2 gg g
+    (over numel for the mean), d/dt = -d/dx."""
+
+    node_name = "MseLossBackwardBackward0"
+    saved_fields = ("grad_output", "self", "target")
+    saved_attrs = ("reduction",)
+    tensor_positions = (0, 1, 2)
+
+    @staticmethod
+    def forward(grad, x, target, reduction):
+        return mse_loss_backward(grad, x, target, reduction)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs[:3])
+        ctx.reduction = inputs[3]
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, x, target = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        dgrad = dx = dt = None
+        if needs[0]:
+            if ctx.reduction == 0:
+                dgrad = mse_loss_backward(gg, x, target, 0)
+            else:
+                ones = namespace_of(grad).ones_like(grad)
+                dgrad = (mse_loss_backward(ones, x, target, ctx.reduction) * gg).sum()
+        if needs[1] or needs[2]:
+            gi = 2 * (gg * grad)
+            if ctx.reduction == 1:
+                gi = gi / x.numel()
+            dx = gi if needs[1] else None
+            dt = -gi if needs[2] else None
+        return dgrad, dx, dt, None
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        grad, x, target, reduction = args
+        tg, tx, tt = tangents[:3]
+        n = x.numel()
+        scale = 2 / n if reduction == 1 and n else 2
+        terms = [mse_loss_backward(tg, x, target, reduction) if tg is not None else None,
+                 tx * grad * scale if tx is not None else None,
+                 tt * grad * -scale if tt is not None else None]
+        result = None
+        for term in terms:
+            if term is not None:
+                result = term if result is None else result + term
+        return result
+
+
+def mse_loss_backward(grad, x, target, reduction: int):
+    """The gradient of mse_loss for x: 2 (x - target) grad, over numel for the mean (recorded
+    as one node when any operand requires grad)."""
+    # The mean of an empty input has an empty gradient: any scale does.
+    n = x.numel()
+    scale = 2 / n if reduction == 1 and n else 2
+    if type(grad) is not Tensor:
         # A bool or integer operand takes part in the loss's floating dtype.
-        gx = (x.to(grad.dtype) - target.to(grad.dtype)) * (grad * scale)
-        return (gx if ctx.needs_input_grad[0] else None,
-                -gx if ctx.needs_input_grad[1] else None, None)
+        return (x.to(grad.dtype) - target.to(grad.dtype)) * (grad * scale)
+    g = grad._data
+    d = (x._data.astype(g.dtype) - target._data.astype(g.dtype)) * (g * g.dtype.type(scale))
+    out = wrap(np.asarray(d, g.dtype))
+    if STATE.grad_enabled and (grad._requires_grad or x._requires_grad or
+                               target._requires_grad) or STATE.special:
+        record(MseLossBackward, out, (grad, x, target), (grad, x, target, reduction))
+    return out
 
 
 def mse_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:

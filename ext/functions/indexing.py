@@ -25,7 +25,7 @@ from ._builtin import BuiltinFunction, namespace_of, record
 from .inplace import make_view
 from .shape import Unsqueeze
 
-__all__ = ["getitem", "select", "index_select", "gather"]
+__all__ = ["getitem", "select", "index_select", "gather", "narrow"]
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _ALL = slice(None)
@@ -838,6 +838,26 @@ def gather_backward(grad, sizes: tuple, dim: int, index):
     return _scattered(ScatterAdd, out, zeros, grad, (zeros, dim, index, grad))
 
 
+def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``length`` entries along ``dim`` from ``start``, as a view (a slice, as in torch)."""
+    d = x._data
+    if not d.ndim:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    pos = _wrap_dim(dim, d.ndim)
+    size = d.shape[pos]
+    start, length = operator.index(start), operator.index(length)
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
+    if start < 0:
+        start += size
+    if length < 0 or start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    return _slice(x, pos, start, start + length, 1)
+
+
 METHODS = {"__getitem__": getitem, "select": select, "index_select": index_select,
-           "gather": gather}
-FUNCTIONS = {"select": select, "index_select": index_select, "gather": gather}
+           "gather": gather, "narrow": narrow}
+FUNCTIONS = {"select": select, "index_select": index_select, "gather": gather,
+             "narrow": narrow}

@@ -11,6 +11,7 @@ region of the base's gradient; the view's own grad_fn is then read back from the
 from __future__ import annotations
 
 import warnings
+import weakref
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from .._tensor import Tensor, bump_version, views_follow_base, wrap
 from ..autograd.graph import (
     ERR_BACKWARD_TWICE,
     Node,
+    OutputsPackedLater,
     SavedTensor,
     gradient_edge,
     link,
@@ -238,11 +240,19 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     if info is not None:
         refresh_view(t)
     old = _alias(t)
-    if STATE.special and STATE.saved_hooks is not None:
+    hooks = STATE.saved_hooks if STATE.special else None
+    if hooks is not None:
         # The op may save its input through saved-tensor hooks, which keep whatever the pack
         # hook returned (often that very tensor): it must hold the value from before the write.
+        # Its output is packed below, once written.
         _keep_value(old)
-    result = op(old, *args, **kwargs)
+        STATE.saved_hooks = OutputsPackedLater(hooks)
+        try:
+            result = op(old, *args, **kwargs)
+        finally:
+            STATE.saved_hooks = hooks
+    else:
+        result = op(old, *args, **kwargs)
     node = result._grad_fn
     if node is not None and _saves(node, old):
         # The op keeps the value from before the write (torch saves a clone of the original).
@@ -259,6 +269,11 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
         _rebase(t, node)
     else:
         _copy_slices(t, info, node)
+        _saved_outputs_follow_view(node, t)
+    if hooks is not None:
+        for s in node._saved:
+            if isinstance(s, SavedTensor) and s._is_output and s._unpack is None:
+                s._set_hooks(t, *hooks)
     return t
 
 
@@ -318,6 +333,17 @@ def _point_saved_outputs(node: Node, t: Tensor) -> None:
             s._version = t._vc[0]
 
 
+def _saved_outputs_follow_view(node: Node, t: Tensor) -> None:
+    # As in torch, the op's saved output (view ``t`` at its new version) refers weakly to the
+    # view's new grad_fn, which lives as long as the view (or a pack hook's copy of it) does.
+    fn = t._grad_fn
+    if fn is None:
+        return
+    for s in getattr(node, "_saved", None) or ():
+        if isinstance(s, SavedTensor) and s._is_output:
+            s._view_fn = weakref.ref(fn)
+
+
 # ---------------------------------------------------------------------------------- views
 class AsStrided(BuiltinFunction):
     """The elements of a tensor at given flat positions (the region of a view in its base)."""
@@ -340,6 +366,10 @@ class AsStrided(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         ns = namespace_of(grad)
+        if type(grad) is Tensor and STATE.grad_enabled and not ctx.overlapping:
+            geometry = _strided_geometry(ctx.positions)
+            if geometry is not None:
+                return _as_strided_backward(grad, ctx.self_sym_sizes, geometry), None
         if ctx.overlapping:
             # Several elements read one place (an expanded view): their gradients add up there.
             flat = ns.zeros(int(np.prod(ctx.self_sym_sizes)), dtype=grad.dtype)
@@ -348,6 +378,25 @@ class AsStrided(BuiltinFunction):
             return whole.reshape(ctx.self_sym_sizes), None
         zeros = ns.zeros(ctx.self_sym_sizes, dtype=grad.dtype)
         return as_strided_scatter(zeros, grad, ctx.positions), None
+
+
+def _strided_view(base: Tensor, shape: tuple, strides: tuple, offset: int) -> Tensor:
+    # A view of the contiguous ``base`` with the given geometry (in elements), whose grad_fn
+    # reads it from base (AsStridedBackward0).
+    item = base._data.itemsize
+    view = make_view(wrap(np.lib.stride_tricks.as_strided(
+        base._data.reshape(-1)[offset:], shape, tuple(st * item for st in strides))), base)
+    _regenerate(view, view._view)
+    return view
+
+
+def _as_strided_backward(grad: Tensor, sizes: tuple, geometry: tuple) -> Tensor:
+    # torch's as_strided_backward under create_graph: grad copied into its place in zeros
+    # (CopySlices), read back with the input's geometry (AsStridedBackward0).
+    storage = grad.new_zeros((int(np.prod(sizes)),))
+    _strided_view(storage, *geometry).copy_(grad)
+    strides = tuple(int(np.prod(sizes[k + 1:])) for k in range(len(sizes)))
+    return _strided_view(storage, tuple(sizes), strides, 0)
 
 
 def as_strided(x: Tensor, positions: np.ndarray) -> Tensor:
@@ -410,6 +459,10 @@ class CopySlices(Node):
         if self._fn is None:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         grad = grads[0]
+        if STATE.grad_enabled:
+            geometry = _strided_geometry(self._positions)
+            if geometry is not None:
+                return self._apply_differentiably(grad, geometry)
         region = as_strided(grad, self._positions)
         shape, dt = self._view_meta
         if region._data.dtype != dt:
@@ -428,10 +481,53 @@ class CopySlices(Node):
         whole = as_strided_scatter(grad, inside.to(grad.dtype), self._positions)
         return (whole, *res[:k], *res[k + 1:])
 
+    def _apply_differentiably(self, grad: Tensor, geometry: tuple) -> tuple:
+        # torch's CopySlices under create_graph: a copy of grad (CopyBackwards), the op's
+        # backward on a clone of the view's region of it, written back into that region, so
+        # the base's gradient is CopySlices and the others' come through the clone.
+        result = grad.new_empty(grad.shape)
+        result.copy_(grad)
+        shape = geometry[0]
+        region = _strided_view(result, *geometry)
+        dt = self._view_meta[1]
+        piece = region.clone()
+        res = self._fn._apply([piece if piece._data.dtype == dt else piece.to(FROM_NUMPY[dt])])
+        k = self._edge
+        inside = res[k]
+        if inside is None:
+            region.zero_()
+        else:
+            if inside._data.shape != shape:
+                from ..autograd.engine import sum_to
+
+                inside = sum_to(inside, shape)
+            region.copy_(inside)
+        return (result, *res[:k], *res[k + 1:])
+
     def _release(self) -> None:
         # Only drop the op's node, as torch does: a double-backward graph may still reach it
         # directly (through the op's saved output), and it needs its saved tensors there.
         self._fn = None
+
+
+def _strided_geometry(positions: np.ndarray) -> tuple | None:
+    """(shape, strides, offset) in elements of the strided view of a C-ordered base that reads
+    ``positions``, or None when no such view reads them."""
+    if not positions.size:
+        return positions.shape, (0,) * positions.ndim, 0
+    start = int(positions.flat[0])
+    strides = []
+    for k, n in enumerate(positions.shape):
+        step = [0] * positions.ndim
+        step[k] = 1
+        strides.append(int(positions[tuple(step)]) - start if n > 1 else 0)
+    expected = start + sum(np.arange(n).reshape([-1 if i == k else 1
+                                                  for i in range(positions.ndim)]) * st
+                           for k, (n, st) in enumerate(zip(positions.shape, strides)))
+    if not np.array_equal(positions, np.broadcast_to(expected, positions.shape)) or \
+            any(st < 0 for st in strides):
+        return None
+    return positions.shape, tuple(strides), start
 
 
 def _copy_slices(t: Tensor, info: ViewInfo, node: Node, edge: int = 0) -> None:

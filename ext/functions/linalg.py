@@ -62,8 +62,22 @@ class Mm(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return (grad.mm(b.t()) if ctx.needs_input_grad[0] else None,
-                a.t().mm(grad) if ctx.needs_input_grad[1] else None)
+        ga = gb = None
+        # As torch's mm_mat1/mat2_backward: a column-major input gets its gradient computed
+        # transposed (so the gradient's node is TBackward0).
+        if ctx.needs_input_grad[0]:
+            ga = (b.mm(grad.t()).t() if column_major(ctx.self_sym_sizes, ctx.self_sym_strides)
+                  else grad.mm(b.t()))
+        if ctx.needs_input_grad[1]:
+            gb = (grad.t().mm(a).t() if column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides)
+                  else a.t().mm(grad))
+        return ga, gb
+
+
+def column_major(sizes: tuple, strides: tuple) -> bool:
+    """Whether a matrix of ``sizes`` and ``strides`` is laid out column by column (torch's test
+    in mm's backward, which then computes its gradient transposed)."""
+    return strides[0] == 1 and strides[1] == sizes[0]
 
 
 class Mv(BuiltinFunction):

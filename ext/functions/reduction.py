@@ -16,6 +16,7 @@ from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._builtin import BuiltinFunction, as_array, namespace_of, record, record_node
 from .indexing import _INTEGERS, _along
+from .pointwise.arithmetic import div_scalar
 from .shape import wrap_dims
 
 __all__ = ["sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std", "cumsum",
@@ -118,6 +119,16 @@ def _dtype_arg(dtype, fn: str, dim) -> np.dtype:
     raise TypeError(f"{fn}(): argument 'dtype' must be ext.dtype, not {type(dtype).__name__}")
 
 
+def np_mean(d: np.ndarray, axis=None, keepdims: bool = False) -> np.ndarray:
+    """NumPy's mean, computed as it does (float16 accumulates in float32), with the ufunc called
+    from here: a NaN it meets warns as ext's own warnings do (silenced), not from NumPy's module
+    as ``ndarray.mean`` would (torch computes it silently)."""
+    n = d.size if axis is None else int(np.prod([d.shape[a] for a in axis]))
+    acc = np.float32 if d.dtype == np.float16 else None
+    return (np.add.reduce(d, axis=axis, dtype=acc, keepdims=keepdims) / n).astype(d.dtype,
+                                                                                  copy=False)
+
+
 def _sum_dtype(d: np.ndarray, dtype, fn: str = "sum", dim=None):
     if dtype is not None:
         return _dtype_arg(dtype, fn, dim)
@@ -133,12 +144,13 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  #
                         f"{type(x).__name__}")
     d = x._data
     if dim is None:
-        out = wrap(d.sum(dtype=_sum_dtype(d, dtype)))
+        out = wrap(np.add.reduce(d, axis=None, dtype=_sum_dtype(d, dtype)))
         if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
             record(SumAll, out, (x,), (x,))
         return out
     axes = _axes(dim, d.ndim)
-    out = wrap(d.sum(axis=axes, keepdims=keepdim, dtype=_sum_dtype(d, dtype, "sum", dim)))
+    out = wrap(np.add.reduce(d, axis=axes, keepdims=keepdim,
+                             dtype=_sum_dtype(d, dtype, "sum", dim)))
     if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
         record(SumDim, out, (x,), (x, dim, keepdim))
     return out
@@ -162,7 +174,8 @@ class MeanAll(BuiltinFunction):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.expand(ctx.self_sym_sizes) / ctx.self_sym_numel
+        # torch: sum_backward(grad, ...) / numel, a division by a number (DivBackward1)
+        return div_scalar(grad.expand(ctx.self_sym_sizes), ctx.self_sym_numel)
 
 
 class MeanDim(BuiltinFunction):
@@ -189,7 +202,7 @@ class MeanDim(BuiltinFunction):
         count = 1
         for d in ctx.dim or range(len(sizes)):
             count *= sizes[_wrap_dim(d, len(sizes))] if sizes else 1
-        return _expand_back(grad, ctx.dim, ctx.keepdim, sizes) / count, None, None
+        return div_scalar(_expand_back(grad, ctx.dim, ctx.keepdim, sizes), count), None, None
 
 
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -206,12 +219,12 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
                            "floating point or complex dtype. Got: "
                            f"{FROM_NUMPY[d.dtype]._short}")
     if dim is None:
-        out = wrap(d.mean())
+        out = wrap(np_mean(d))
         if x._requires_grad and STATE.grad_enabled or STATE.special:
             record(MeanAll, out, (x,), (x,))
         return out
     axes = _axes(dim, d.ndim)
-    out = wrap(d.mean(axis=axes, keepdims=keepdim))
+    out = wrap(np_mean(d, axes, keepdim))
     if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(MeanDim, out, (x,), (x, dim, keepdim))
     return out
@@ -390,8 +403,10 @@ class MinAll(MaxAll):
 
 
 def _evenly(grad: Tensor, x: Tensor, result: Tensor) -> Tensor:
-    mask = x == result
-    return namespace_of(x).where(mask, grad / mask.sum(), 0.0)
+    # torch's evenly_distribute_backward: zeros with grad / count written where x equals the
+    # result (where x is nan, when the result is nan).
+    mask = x.isnan() if result.isnan().item() else x == result
+    return grad.new_zeros(x.shape, dtype=x.dtype).masked_fill_(mask, grad / mask.sum())
 
 
 class MaxDim(BuiltinFunction):
@@ -452,7 +467,7 @@ def _extreme(x: Tensor, dim, keepdim: bool, largest: bool):
         values = wrap(vals if keepdim else np.squeeze(vals, pos))
         indices = wrap((idx_keep if keepdim else idx).astype(np.int64))
     if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
-        record_node(MaxDim if largest else MinDim, (values, None), (x,), (x, dim, keepdim),
+        record_node(MaxDim if largest else MinDim, (values,), (x,), (x, dim, keepdim),
                     (values, indices))
     result = return_types.max if largest else return_types.min
     return result(values, indices)
@@ -695,24 +710,24 @@ class Std(Var):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        # A zero standard deviation has a zero gradient, as torch defines it.
-        grad_var = namespace_of(x).where(result == 0, 0.0, grad / (result * 2))
+        # torch: the variance's gradient for grad / (2 std), 0 where the std is 0
+        grad_var = (grad / (result * 2)).masked_fill(result == 0, 0)
         return var_backward(grad_var, x, ctx.dim, ctx.correction, ctx.keepdim), None, None, None
 
 
 def var_backward(grad: Tensor, x: Tensor, dim: tuple | None, correction, keepdim: bool) -> Tensor:
-    """torch's var_backward: grad * 2 (x - mean) / (N - correction). A full variance without
+    """torch's var_backward: 2 / (N - correction) grad (x - mean); a full variance without
     degrees of freedom (N <= correction) has grad * (nan where x is its mean, else inf)."""
     dims, n = _var_dims(x, dim)
     c = 1 if correction is None else correction
-    if dim is None or x.ndim == 0:
-        if n - c <= 0:
-            return grad * namespace_of(x).where(x == x.mean(), np.nan, np.inf).to(x.dtype)
-        return np.float64(2.0) / (n - c) * grad * (x - x.mean())
-    if not keepdim:
-        for d in sorted(_wrap_dim(d, x.ndim) for d in dims):
-            grad = grad.unsqueeze(d)
-    return np.float64(2.0) / (n - c) * grad * (x - x.mean(dims, keepdim=True))
+    if n - c <= 0 and (dim is None or x.ndim == 0):
+        # 2 / 0 times x - mean: grad times nan where x is its mean, inf elsewhere (torch's where
+        # of two numbers, in the default dtype, then converted to x's dtype).
+        out = grad * namespace_of(x).where(x == x.mean(), np.nan, np.inf)
+        return out if out.dtype == x.dtype else out.to(x.dtype)
+    centred = x - x.mean(dims, keepdim=True)
+    return (_expand_back(grad, dims, keepdim, tuple(x.shape)) * centred *
+            (np.float64(2.0) / (n - c)))
 
 
 def _var_dims(x: Tensor, dim) -> tuple:
@@ -905,7 +920,7 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = F
         values = wrap(np.take_along_axis(d, idx, axis=pos))
         indices = wrap(idx.astype(np.int64))
     if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
-        record_node(SortStable if stable else Sort, (values, None), (x,), (x, dim, descending),
+        record_node(SortStable if stable else Sort, (values,), (x,), (x, dim, descending),
                     (values, indices))
     return return_types.sort(values, indices)
 

@@ -13,12 +13,10 @@ from .._dtype import FROM_NUMPY
 from .._factories import fill_number
 from .._state import STATE
 from .._tensor import Tensor, wrap
-from ._builtin import BuiltinFunction, namespace_of, record
+from ._builtin import BuiltinFunction, record
 from .indexing import getitem, slicing
 from .inplace import (
     apply_inplace,
-    as_strided,
-    as_strided_scatter,
     check_inplace,
     warn_expanded,
 )
@@ -55,7 +53,6 @@ class IndexPut(BuiltinFunction):
 
     node_name = "IndexPutBackward0"
     saved_attrs = ("accumulate",)
-    ctx_attrs = ("positions", "indices")
     tensor_positions = (0, 2)
 
     @staticmethod
@@ -66,33 +63,32 @@ class IndexPut(BuiltinFunction):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        x, index, values, ctx.accumulate = inputs
-        ctx.positions = _positions(x, index)
-        ctx.indices = index
+        # The index tensors are saved (freed by backward, as torch's), None for a whole dim.
+        ctx.save_for_backward(*(None if type(i) is slice else i for i in inputs[1]))
+        ctx.accumulate = inputs[3]
 
     @staticmethod
     def backward(ctx, grad):
+        # torch: accumulate ? grad : grad.index_put(indices, zeros_like(values)) for x, and
+        # grad.index(indices) for values (whose backward adds up repeated indices).
+        indices = ctx.saved_tensors
         gx = gv = None
         if ctx.needs_input_grad[0]:
-            gx = grad if ctx.accumulate else as_strided_scatter(
-                grad, namespace_of(grad).zeros(ctx.positions.shape, dtype=grad.dtype),
-                ctx.positions)
+            # (aten's index_put, which takes None for a whole dim; the method refuses it)
+            gx = grad if ctx.accumulate else index_put(grad, indices, grad.new_zeros(()))
         if ctx.needs_input_grad[2]:
-            gv = as_strided(grad, ctx.positions)
+            gv = grad[tuple(slice(None) if i is None else i for i in indices)]
         return gx, None, gv, None
 
 
-def _saved_indices(node) -> tuple:
-    index = node.indices
-    parts = index if isinstance(index, tuple) else (index,)
-    return tuple(p if type(p) is Tensor else None for p in parts)
-
-
-IndexPut._backward_cls._saved_indices = property(_saved_indices)
+IndexPut._backward_cls._saved_indices = property(lambda node: node.saved_tensors)
 
 
 def index_put(x: Tensor, index, values, accumulate: bool = False) -> Tensor:
-    """A copy of ``x`` with ``values`` written (or added) at ``x[index]``."""
+    """A copy of ``x`` with ``values`` written (or added) at ``x[index]`` (a None in ``index``
+    stands for a whole dim, as in torch's index lists)."""
+    if type(index) is tuple and any(i is None for i in index):
+        index = tuple(slice(None) if i is None else i for i in index)
     if type(values) is Tensor and values._data.dtype != x._data.dtype:
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "

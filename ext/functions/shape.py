@@ -469,7 +469,11 @@ class SqueezeAll(BuiltinFunction):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.self_sym_sizes)
+        # torch's unsqueeze_to: one unsqueeze per dim of size 1 (none: grad itself)
+        for dim, size in enumerate(ctx.self_sym_sizes):
+            if size == 1:
+                grad = grad.unsqueeze(dim)
+        return grad
 
 
 def wrap_dims(dims, ndim: int) -> tuple:
@@ -731,7 +735,8 @@ class Stack(BuiltinFunction):
 
     @staticmethod
     def backward(ctx, grad):
-        return (*grad.unbind(ctx.dim), None)
+        # torch: each input's gradient is grad.select(dim, i)
+        return (*(grad.select(ctx.dim, i) for i in range(grad.shape[ctx.dim])), None)
 
 
 def stack(tensors: list | tuple, dim: int = 0) -> Tensor:
@@ -775,11 +780,16 @@ class Cat(BuiltinFunction):
 
     @staticmethod
     def backward(ctx, grad):
-        sizes = ctx.sizes
-        pieces = grad.split_with_sizes([0 if s is None else s for s in sizes], ctx.pos)
-        # Every input gets its slice, as in torch (node post-hooks see them all).
-        grads = [piece if s is not None else grad.new_zeros((0,))
-                 for piece, s in zip(pieces, sizes)]
+        # torch: each input's gradient is its narrow of grad (an empty 1-D input, zeros of
+        # its shape); every input gets one (node post-hooks see them all).
+        grads = []
+        start = 0
+        for size in ctx.sizes:
+            if size is None:
+                grads.append(grad.new_zeros((0,)))
+            else:
+                grads.append(grad.narrow(ctx.pos, start, size))
+                start += size
         return (*grads, None)
 
 

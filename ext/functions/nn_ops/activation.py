@@ -163,11 +163,65 @@ class Gelu(BuiltinFunction):
         return gelu_backward(tangents[0], args[0], args[1])
 
 
+def _gelu_second_derivative(x, approximate: str):
+    """gelu''(x) in tensor ops: 2 φ(x) - x² φ(x), or the tanh form's second derivative."""
+    if approximate == "tanh":
+        x2 = x * x
+        t = ((x + x2 * x * _TANH_KAPPA) * _TANH_BETA).tanh()
+        sech2 = 1 - t * t
+        slope = (x2 * (3 * _TANH_KAPPA) + 1) * _TANH_BETA
+        curve = x * (6 * _TANH_KAPPA * _TANH_BETA)
+        return sech2 * slope - x * sech2 * t * slope * slope + x * 0.5 * sech2 * curve
+    pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
+    return pdf * 2 - x * x * pdf
+
+
+class GeluBackward(BuiltinFunction):
+    """gelu's gradient as one op, f(g, x) = g gelu'(x). Its own gradients: d/dg = f(gg, x),
+    d/dx = gg g gelu''(x)."""
+
+    node_name = "GeluBackwardBackward0"
+    saved_fields = ("grad_output", "self")
+    saved_attrs = ("approximate",)
+    tensor_positions = (0, 1)
+
+    @staticmethod
+    def forward(grad, x, approximate="none"):
+        return gelu_backward(grad, x, approximate)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0], inputs[1])
+        ctx.approximate = inputs[2]
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, x = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        return (gelu_backward(gg, x, ctx.approximate) if needs[0] else None,
+                gg * grad * _gelu_second_derivative(x, ctx.approximate) if needs[1] else None,
+                None)
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        grad, x, approximate = args
+        tg, tx = tangents[:2]
+        result = None if tg is None else gelu_backward(tg, x, approximate)
+        if tx is not None:
+            term = tx * grad * _gelu_second_derivative(x, approximate)
+            result = term if result is None else result + term
+        return result
+
+
 def gelu_backward(grad, x, approximate: str):
-    """grad * gelu'(x): NumPy for a plain backward, tensor ops when a graph is wanted."""
-    if type(grad) is Tensor and not STATE.grad_enabled:
-        return wrap(grad._data * _gelu_derivative_kernel(x._data, approximate))
-    return grad * _gelu_derivative(x, approximate)
+    """grad * gelu'(x) (recorded as one node when grad or x requires grad)."""
+    if type(grad) is not Tensor:
+        return grad * _gelu_derivative(x, approximate)
+    out = wrap(np.asarray(grad._data * _gelu_derivative_kernel(x._data, approximate),
+                          grad._data.dtype))
+    if STATE.grad_enabled and (grad._requires_grad or x._requires_grad) or STATE.special:
+        record(GeluBackward, out, (grad, x), (grad, x, approximate))
+    return out
 
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:

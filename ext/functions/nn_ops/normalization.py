@@ -8,6 +8,7 @@ import numpy as np
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
 from .._builtin import BuiltinFunction, namespace_of, record_node
+from ..reduction import np_mean
 from ._common import check_tensor, float_kernel
 
 __all__ = ["layer_norm", "layer_norm_backward"]
@@ -238,9 +239,9 @@ def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
     shape = _check_layer_norm(x, normalized_shape, weight, bias)
     d = x._data
     dims = _norm_dims(d.ndim, shape)
-    mean = d.mean(axis=dims, keepdims=True)
+    mean = np_mean(d, dims, True)
     centered = d - mean
-    rstd = 1 / np.sqrt((centered * centered).mean(axis=dims, keepdims=True) + eps)
+    rstd = 1 / np.sqrt(np_mean(centered * centered, dims, True) + eps)
     out = centered * rstd
     if weight is not None:
         out *= weight._data

@@ -44,22 +44,92 @@ class Embedding(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         (indices,) = ctx.saved_tensors
-        flat = indices.reshape(-1)
-        rows = grad.reshape(flat.shape[0], grad.shape[-1])
-        if ctx.scale_grad_by_freq:
-            counts = (flat.unsqueeze(1) == flat.unsqueeze(0)).sum(1)
-            rows = rows / counts.unsqueeze(1).to(rows.dtype)
-        if ctx.padding_idx >= 0:
-            # Selected, not multiplied: an infinite grad on the padding row still gives 0.
-            rows = namespace_of(rows).where((flat == ctx.padding_idx).unsqueeze(1), 0.0, rows)
-        sizes = (ctx.weight_sym_argsize_0, grad.shape[-1])
-        return index_select_backward(rows, sizes, 0, flat), None, None, None, None
+        return (embedding_dense_backward(grad, indices, ctx.weight_sym_argsize_0,
+                                         ctx.padding_idx, ctx.scale_grad_by_freq),
+                None, None, None, None)
 
     @staticmethod
     def jvp(args, out, tangents):
         weight, indices, padding_idx, scale_grad_by_freq, sparse = args
         return namespace_of(weight).embedding(tangents[0], indices, padding_idx,
                                               scale_grad_by_freq, sparse)
+
+
+class EmbeddingDenseBackward(BuiltinFunction):
+    """embedding's weight gradient as one op: each grad row added to the weight row it was read
+    from. Its own gradient reads those rows back. (torch's formula for it leaves out the
+    division by the counts of ``scale_grad_by_freq``; here it is kept, see docs/differences.md.)
+    """
+
+    node_name = "EmbeddingDenseBackwardBackward0"
+    saved_fields = ("indices",)
+    ctx_attrs = ("padding_idx", "scale_grad_by_freq")
+    tensor_positions = (0,)
+
+    @classmethod
+    def _decorate_node(cls) -> None:
+        super()._decorate_node()
+        cls._backward_cls._saved_padding_idx = property(lambda node: node.padding_idx % 2**64)
+
+    @staticmethod
+    def forward(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+        return embedding_dense_backward(grad, indices, num_weights, padding_idx,
+                                        scale_grad_by_freq)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _, indices, _, ctx.padding_idx, ctx.scale_grad_by_freq = inputs
+        ctx.save_for_backward(indices)
+
+    @staticmethod
+    def backward(ctx, gg):
+        (indices,) = ctx.saved_tensors
+        flat = indices.reshape(-1)
+        rows = gg.index_select(0, flat)
+        if ctx.scale_grad_by_freq:
+            rows = rows / _counts(flat).unsqueeze(1).to(rows.dtype)
+        if ctx.padding_idx >= 0:
+            rows.masked_fill_((flat == ctx.padding_idx).unsqueeze(1), 0)
+        return rows.view(*indices.shape, -1), None, None, None, None
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        return embedding_dense_backward(tangents[0], *args[1:])
+
+
+def _counts(flat):
+    # How many times each entry's index occurs.
+    return (flat.unsqueeze(1) == flat.unsqueeze(0)).sum(1)
+
+
+def embedding_dense_backward(grad, indices, num_weights: int, padding_idx: int,
+                             scale_grad_by_freq: bool):
+    """The gradient of embedding's weight for ``grad``: zeros of ``num_weights`` rows plus each
+    grad row at the row it was read from (recorded as one node when grad requires grad)."""
+    if type(grad) is not Tensor:
+        flat = indices.reshape(-1)
+        rows = grad.reshape(flat.shape[0], grad.shape[-1])
+        if scale_grad_by_freq:
+            rows = rows / _counts(flat).unsqueeze(1).to(rows.dtype)
+        if padding_idx >= 0:
+            # Selected, not multiplied: an infinite grad on the padding row still gives 0.
+            rows = namespace_of(rows).where((flat == padding_idx).unsqueeze(1), 0.0, rows)
+        return index_select_backward(rows, (num_weights, grad.shape[-1]), 0, flat)
+    g = grad._data
+    flat = indices._data.reshape(-1)
+    rows = g.reshape(flat.size, g.shape[-1])
+    if scale_grad_by_freq:
+        _, where, counts = np.unique(flat, return_inverse=True, return_counts=True)
+        rows = rows / counts[where].astype(g.dtype)[:, None]
+    if padding_idx >= 0:
+        rows = np.where((flat == padding_idx)[:, None], np.zeros((), g.dtype), rows)
+    d = np.zeros((num_weights, g.shape[-1]), g.dtype)
+    np.add.at(d, flat, rows)
+    out = wrap(d)
+    if grad._requires_grad and STATE.grad_enabled or STATE.special:
+        record(EmbeddingDenseBackward, out, (grad,),
+               (grad, indices, num_weights, padding_idx, scale_grad_by_freq))
+    return out
 
 
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,

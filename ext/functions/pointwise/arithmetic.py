@@ -36,7 +36,7 @@ class Add(BuiltinFunction):
     def backward(ctx, grad):
         gb = None
         if ctx.needs_input_grad[1]:
-            gb = grad if ctx.alpha == 1 else grad * ctx.alpha
+            gb = scaled(grad, ctx.alpha)
         return grad if ctx.needs_input_grad[0] else None, gb, None
 
 
@@ -71,7 +71,7 @@ class Sub(BuiltinFunction):
     def backward(ctx, grad):
         gb = None
         if ctx.needs_input_grad[1]:
-            gb = -grad if ctx.alpha == 1 else grad * -ctx.alpha
+            gb = scaled(-grad, ctx.alpha)
         return grad if ctx.needs_input_grad[0] else None, gb, None
 
 
@@ -145,7 +145,7 @@ class Rsub(BuiltinFunction):
 
     @staticmethod
     def backward(ctx, grad):
-        return (-grad if ctx.alpha == 1 else grad * -ctx.alpha), None, None
+        return scaled(-grad, ctx.alpha), None, None
 
 
 class RsubTensor(BuiltinFunction):
@@ -167,7 +167,7 @@ class RsubTensor(BuiltinFunction):
     def backward(ctx, grad):
         gx = None
         if ctx.needs_input_grad[0]:
-            gx = -grad if ctx.alpha == 1 else grad * -ctx.alpha
+            gx = scaled(-grad, ctx.alpha)
         return gx, grad if ctx.needs_input_grad[1] else None, None
 
 
@@ -228,6 +228,80 @@ def mul(a, b) -> Tensor:
     out = wrap(apply(np.multiply, ad, bd))
     if recording(a, b) or STATE.special:
         record(Mul, out, (a, edge(b)), (a, b))
+    return out
+
+
+class MulScalar(BuiltinFunction):
+    """x * a number as torch's backward formulas multiply (its C++ ``mul.Scalar``, a node of
+    its own, MulBackward1; Python's ``x * 2`` is MulBackward0)."""
+
+    node_name = "MulBackward1"
+    saved_attrs = ("other",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, other):
+        return x * other
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.other = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return mul_scalar(grad, ctx.other), None
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        return mul_scalar(tangents[0], args[1])
+
+
+def mul_scalar(x, other):
+    """x * other (a number), recorded as torch's backward formulas record it (MulBackward1)."""
+    if type(x) is not Tensor:
+        return x * other
+    out = wrap(apply(np.multiply, *operands(x, other, "mul")))
+    if recording(x, other) or STATE.special:
+        record(MulScalar, out, (x,), (x, other))
+    return out
+
+
+def scaled(x, factor):
+    """torch's maybe_multiply: x itself when ``factor`` is 1, else ``mul_scalar(x, factor)``."""
+    return x if factor == 1 else mul_scalar(x, factor)
+
+
+class DivScalar(BuiltinFunction):
+    """x / a number as torch's backward formulas divide (``div.Scalar``, DivBackward1)."""
+
+    node_name = "DivBackward1"
+    saved_attrs = ("other",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, other):
+        return x / other
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.other = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return div_scalar(grad, ctx.other), None
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        return div_scalar(tangents[0], args[1])
+
+
+def div_scalar(x, other):
+    """x / other (a number), recorded as torch's backward formulas record it (DivBackward1)."""
+    if type(x) is not Tensor:
+        return x / other
+    out = wrap(apply(np.true_divide, *operands(x, other, "div")))
+    if recording(x, other) or STATE.special:
+        record(DivScalar, out, (x,), (x, other))
     return out
 
 
@@ -328,8 +402,11 @@ class PowTensorScalar(BuiltinFunction):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         e = ctx.exponent
-        if e == 0:
-            return grad * 0, None
+        if type(e) is bool:
+            # torch's exponent.equal(0.0) is never true of a bool: False takes the formula.
+            e = float(e)
+        elif e == 0:
+            return namespace_of(x).zeros_like(x), None
         return grad * (e * x ** (e - 1)), None
 
 
