@@ -726,6 +726,7 @@ def main(argv=None) -> int:
         modes_seen = Counter(x[2] for x in groups[sig])
         print(f"=== {len(groups[sig])} x  {sig}   [modes: "
               + ", ".join(f"{m} {c}" for m, c in modes_seen.most_common()) + "]")
+        print("seeds: " + " ".join(str(s) for s in sorted({x[1] for x in groups[sig]})[:20]))
         for x in _examples(groups[sig], args.examples):
             if (*x[1:], sig) in reports:
                 print(reports[(*x[1:], sig)])
