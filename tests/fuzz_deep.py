@@ -677,15 +677,18 @@ def main(argv=None) -> int:
 
     for task, res in _pool_map(args.jobs, run_chunk, chunks, singles, progress):
         if res is None:
-            for s in task[0]:
-                dead = crashed_engine(s, modes)
+            s = task[0][0]  # a lost task is run again alone: one seed
+            dead = crashed_engine(s, modes)
+            if dead is None:  # torch's crashes are intermittent: check the program again
+                res = next((r for r in (_isolated(run_chunk, task) for _ in range(3)) if r), None)
+            if res is None:
                 if dead == "torch":  # documented: torch 2.13 can crash on a valid program
                     torch_crashes.append(s)
                 else:
                     errors.append(f"seed {s}: the process running it died ({dead or 'neither'}"
                                   f" engine crashes alone; or it ran over "
                                   f"{TIMEOUT * args.depth} s)")
-            continue
+                continue
         for r in res:
             done += 1
             stats.update(r["stats"])
@@ -697,7 +700,7 @@ def main(argv=None) -> int:
                 groups[sig].append((n, r["seed"], mode, removed))
     run_time = time.perf_counter() - start
     bad = len({x[1] for v in groups.values() for x in v})
-    print(f"{done} programs x {len(modes)} modes in {run_time:.1f} s "
+    print(f"{done + len(torch_crashes)} programs x {len(modes)} modes in {run_time:.1f} s "
           f"({args.jobs} processes); {bad} programs mismatched, {len(groups)} signatures "
           f"(up to {args.depth} per program), {len(errors)} harness errors")
     if known or torch_crashes:

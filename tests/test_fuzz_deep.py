@@ -1,0 +1,34 @@
+"""The deep differential fuzzer's slice in the suite: the first 400 seeded programs, every mode.
+
+Cross-backend test: it runs ``python -m fuzz_deep 400`` (the long run's first seeds) in a fresh
+interpreter, as ``make fuzz`` does, and passes when no program mismatches and no run fails.
+Each program runs on ext and on torch under every mode of ``fuzz_deep.MODES`` and the
+observations are compared (``fuzz_deep.py`` says what is observed); documented differences
+(``fuzz_known.py``) and programs that crash torch alone are counted apart, as there. The run
+happens in worker processes, not in pytest's: torch 2.13 itself can crash on a valid program,
+and a crash must not end the suite. A failure shows the report: each mismatch's signature, its
+seeds, and a shrunk program to paste.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+COUNT = 400
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.mark.slow
+def test_seeded_programs_agree_with_torch():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([HERE, os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-m", "fuzz_deep", str(COUNT), "--show", "20"],
+                          env=env, capture_output=True, text=True, timeout=900)
+    report = done.stdout
+    summary = next(line for line in report.splitlines() if "programs x" in line)
+    assert f"{COUNT} programs x" in summary, report
+    assert " 0 programs mismatched" in summary and " 0 harness errors" in summary, report
+    assert done.returncode == 0, report
