@@ -45,8 +45,11 @@ class Known:
         if self.check is not None:
             return st is not None and self.check(f, st)
         t = f.torch
-        ext_ok = f.ext == "ok" or self.ext_may_raise and f.ext[:1] == ("raises",)
-        return (f.category in ("outcome", "error") and ext_ok
+        if f.category not in ("outcome", "error"):
+            return False
+        e = f.ext
+        ext_ok = e == "ok" or self.ext_may_raise and isinstance(e, tuple) and e[:1] == ("raises",)
+        return (ext_ok
                 and isinstance(t, tuple) and t[:1] == ("raises",)
                 and t[1] in ((self.torch_raises,) if isinstance(self.torch_raises, str)
                              else self.torch_raises)
