@@ -7,6 +7,7 @@ tail (``fuzz_programs.py`` holds the drawing machinery, ``fuzz_deep.py`` runs th
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import torch
@@ -1097,6 +1098,12 @@ def _tail(g: Gen):
 
 def draw_program(seed: int, max_steps: int = 14) -> Program:
     """The program of ``seed``: a few leaves, up to ``max_steps`` family statements, the tail."""
+    with warnings.catch_warnings():  # torch's warnings while shapes are worked out (std of one)
+        warnings.simplefilter("ignore")
+        return _draw(seed, max_steps)
+
+
+def _draw(seed: int, max_steps: int) -> Program:
     g = Gen(seed)
     names = list(FAMILIES)
     weights = [FAMILIES[n][1] for n in names]
