@@ -90,6 +90,10 @@ KNOWN = (
           r"false INTERNAL ASSERT FAILED at .*Scalar\.cpp", needs=("pow",)),
     Known("zero tangent written in backward", "Backward while a forward-AD level is active",
           "RuntimeError", r"ZeroTensors are immutable", modes=frozenset({"fwd"}), ops=BACKWARD),
+    Known("gradient and tangent of different dtypes",
+          "Backward while a forward-AD level is active", "RuntimeError",
+          r"\w+\(\): self \(\w+\) and source \(\w+\) must have the same scalar type",
+          modes=frozenset({"fwd"}), ops=BACKWARD),
     # After a mark_dirty Function's apply failed for want of a jvp, torch's half-built node
     # passes None gradients, and its memory is often corrupted from then on: garbage sizes,
     # devices and types in backward's errors, or a crash (docs/differences.md).

@@ -335,3 +335,20 @@ def test_nan_check_skips_a_gradient_with_no_edge(T):
         with T.autograd.detect_anomaly():
             T.tan(v).sum().backward()
     assert x.grad is None
+
+
+@pytest.mark.parametrize("how", ["grad", "backward_inputs"])
+def test_nan_check_skips_a_gradient_the_graph_task_does_not_need(T, how):
+    # torch's ops compute no gradient for an edge that leads nowhere the task goes
+    a = T.tensor([[1.0, float("nan")]], requires_grad=True)
+    b = T.tensor([3.0, 4.0], requires_grad=True)
+    with pytest.warns(UserWarning), T.autograd.detect_anomaly():
+        y = T.mv(a, b * 1)
+        if how == "grad":
+            (g,) = T.autograd.grad(y.sum(), [a], retain_graph=True)
+        else:
+            y.sum().backward(inputs=[a], retain_graph=True)
+            g = a.grad
+        assert g.tolist() == [[3.0, 4.0]]
+        with pytest.raises(RuntimeError, match="'MvBackward0' returned nan values in its 1th"):
+            T.autograd.grad(y.sum(), [b])

@@ -395,6 +395,42 @@ def test_node_post_hook_gets_grad_inputs_with_none_for_a_number_operand(T):
     assert seen == [([[6.0, 6.0], None], [[3.0, 3.0]])]
 
 
+def test_node_post_hook_sees_none_for_a_gradient_the_graph_task_does_not_need(T):
+    seen = []
+    a = T.tensor([[1.0, 2.0]], requires_grad=True)
+    b = T.tensor([3.0, 4.0], requires_grad=True)
+    c = b * 1
+    y = T.mv(a, c)
+    y.grad_fn.register_hook(lambda gi, go: seen.append(values(gi)))
+    T.autograd.grad(y.sum(), [a], retain_graph=True)
+    T.autograd.grad(y.sum(), [c], retain_graph=True)
+    y.sum().backward(inputs=[a], retain_graph=True)
+    y.sum().backward()
+
+    assert seen == [[[[3.0, 4.0]], None], [None, [1.0, 2.0]], [[[3.0, 4.0]], None],
+                    [[[3.0, 4.0]], [1.0, 2.0]]]
+
+
+def test_node_post_hook_of_a_custom_function_sees_every_gradient_it_returned(T):
+    class Mul(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3, g * 2
+
+    seen = []
+    a = T.tensor([1.0, 2.0], requires_grad=True)
+    c = T.tensor([3.0, 4.0], requires_grad=True) * 1
+    y = Mul.apply(a, c)
+    y.grad_fn.register_hook(lambda gi, go: seen.append(values(gi)))
+    T.autograd.grad(y.sum(), [c])
+
+    assert seen == [[[3.0, 3.0], [2.0, 2.0]]]
+
+
 def shapes_and_dtypes(grads):
     return [None if g is None else (tuple(g.shape), str(g.dtype).split(".")[-1]) for g in grads]
 

@@ -6,6 +6,8 @@ names and ``_saved_*`` fields against what torch 2.13 shows, pinned here.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from helpers import leaf, sample, to_np
@@ -730,3 +732,33 @@ def test_index_put_saves_its_indices_which_backward_frees(T):
         y.grad_fn._saved_indices
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         y.sum().backward()
+
+
+# An index saved through identity hooks is not version-checked: if it changes before backward,
+# the backward puts the gradient where the index points then, with index_put_'s checks.
+SHAPE_0_TO_1 = "value tensor of shape [0] cannot be broadcast to indexing result of shape [1]"
+SHAPE_2_TO_1 = "value tensor of shape [2] cannot be broadcast to indexing result of shape [1]"
+
+
+@pytest.mark.parametrize(("before", "after", "outcome"), [
+    ([False, False, False], [False, True, False], (RuntimeError, SHAPE_0_TO_1)),
+    ([True, True, False], [False, True, False], (RuntimeError, SHAPE_2_TO_1)),
+    ([True, False, False], [True, True, True], [1.0, 1.0, 1.0]),
+    ([0, 2], [0, 5], (IndexError, "index 5 is out of bounds for dimension 0 with size 3")),
+    ([0, 2], [1, 1], [0.0, 2.0, 0.0]),
+])
+def test_an_index_changed_under_saved_tensor_hooks_is_checked_by_backward(
+        T, before, after, outcome):
+    index = T.tensor(before)
+    x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        y = x[index]
+    index.copy_(T.tensor(after))
+
+    if isinstance(outcome, list):
+        y.sum().backward()
+        assert x.grad.tolist() == outcome
+    else:
+        error, message = outcome
+        with pytest.raises(error, match=re.escape(message)):
+            y.sum().backward()

@@ -538,6 +538,17 @@ def test_layer_norm_gradients_with_create_graph_come_from_one_node(T, rng):
     assert gb.requires_grad  # an output of a node whose inputs require grad
 
 
+@pytest.mark.parametrize(("shape", "normalized"), [((1, 1, 0), (1, 0)), ((0, 4), (0, 4))])
+def test_layer_norm_double_backward_of_an_empty_input_passes_anomaly_mode(T, shape, normalized):
+    # The statistics of nothing are nan; torch's double backward node checks only its outputs.
+    x = T.zeros(shape, dtype=T.float64, requires_grad=True)
+    with pytest.warns(UserWarning), T.autograd.detect_anomaly():
+        y = T.nn.functional.layer_norm(x, normalized)
+        (g,) = T.autograd.grad((y * 2).sum(), [x], create_graph=True)
+        (gg,) = T.autograd.grad((g * 3).sum(), [x])
+    assert tuple(gg.shape) == shape
+
+
 @pytest.mark.ext_only
 def test_layer_norm_third_derivative_matches_finite_differences(rng):
     """torch 2.13's third derivative of layer_norm differs from finite differences; ext's

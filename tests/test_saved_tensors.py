@@ -8,12 +8,14 @@ packs once per saved tensor at save time and unpacks on every access (reference 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 
 MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace"
 BACKWARD_TWICE = "Trying to backward through the graph a second time"
+DETACHED = "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()"
 UNPACK_NOT_TENSOR = (
     "Output of saved tensor unpack_hook expected to be a Tensor but got result of type int"
 )
@@ -175,6 +177,167 @@ def test_increment_version_accepts_an_iterable(T):
     T.autograd.graph.increment_version([a, b, a])
 
     assert (a._version, b._version) == (2, 1)
+
+
+# -------------------- saved tensors detached in place
+# A saved input that had a grad_fn when saved and lost it to detach_ is refused by the backward
+# formula of a built-in op (torch's generated nodes give it no history to fall back on).
+
+
+@pytest.mark.parametrize("how", ["backward", "grad", "anomaly"])
+def test_a_saved_non_leaf_detached_in_place_is_refused_in_backward(T, how):
+    x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    z = (y * y).sum()
+    y.detach_()
+
+    with pytest.raises(RuntimeError, match=re.escape(DETACHED)):
+        if how == "backward":
+            z.backward()
+        elif how == "grad":
+            T.autograd.grad(z, x)
+        else:
+            with pytest.warns(UserWarning), T.autograd.detect_anomaly():
+                z.backward()
+    assert x.grad is None
+
+
+def test_a_saved_non_leaf_next_to_a_saved_leaf_is_refused_once_detached(T):
+    w = T.tensor([1.0, 2.0], requires_grad=True)
+    x = T.tensor([3.0, 4.0], requires_grad=True)
+    y = x * 1
+    z = (w * y).sum()
+    z.backward(retain_graph=True)
+    assert w.grad.tolist() == [3.0, 4.0]
+    assert x.grad.tolist() == [1.0, 2.0]
+    y.detach_()
+
+    with pytest.raises(RuntimeError, match=re.escape(DETACHED)):
+        z.backward()
+
+
+def test_the_detached_check_comes_before_the_version_check(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = y.sin().sum()
+    y.add_(1)
+    y.detach_()
+
+    with pytest.raises(RuntimeError, match=re.escape(DETACHED)):
+        z.backward()
+
+
+def test_a_leaf_when_saved_that_gained_and_lost_a_grad_fn_fails_the_version_check(T):
+    w = T.tensor([1.0, 2.0], requires_grad=True)
+    c = T.ones(2)
+    z = (c * w).sum()
+    c.mul_(w)
+    c.detach_()
+
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        z.backward()
+
+
+def test_a_tensor_detached_in_place_before_it_is_saved_is_an_ordinary_leaf(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.detach_()
+    y.requires_grad_()
+    y.sin().sum().backward()
+
+    np.testing.assert_allclose(y.grad.numpy(), np.cos([2.0, 4.0]), rtol=1e-6)
+    assert x.grad is None
+
+
+def test_a_saved_output_detached_in_place_is_still_used(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * 2).exp()
+    z = y.sum()
+    y.detach_()
+    z.backward()
+
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([2.0, 4.0]), rtol=1e-6)
+
+
+def test_a_detached_saved_input_retried_after_backward_is_refused(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = y.sin().sum()
+    z.backward(retain_graph=True)
+    y.detach_()
+
+    with pytest.raises(RuntimeError, match=re.escape(DETACHED)):
+        z.backward()
+
+
+def test_a_non_leaf_saved_by_a_create_graph_backward_is_refused_once_detached(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    (g,) = T.autograd.grad(y.sin().sum(), x, create_graph=True)
+    y.detach_()
+
+    with pytest.raises(RuntimeError, match=re.escape(DETACHED)):
+        g.sum().backward()
+
+
+def test_a_detached_saved_input_is_still_read_through_saved_fields(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = y.sin()
+    y.detach_()
+
+    saved = z.grad_fn._saved_self
+    assert saved is y
+    assert not saved.requires_grad
+
+
+def test_a_detached_input_read_through_raw_saved_is_refused_in_backward(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = y.sin()
+    z.grad_fn._raw_saved_self
+    y.detach_()
+
+    with pytest.raises(RuntimeError, match=re.escape(DETACHED)):
+        z.sum().backward()
+
+
+def test_a_custom_function_gets_its_detached_saved_input_back(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = square(T).apply(y)
+    y.detach_()
+    z.sum().backward()
+
+    # backward reads the saved input as it is now: 2 * y * g, through d y / d x = 2
+    assert x.grad.tolist() == [8.0, 16.0]
+
+
+@pytest.mark.parametrize("how", ["context", "register_hooks"])
+def test_a_detached_input_saved_through_hooks_keeps_its_history(T, how):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    if how == "context":
+        with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            z = y.sin()
+    else:
+        z = y.sin()
+        z.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+    y.detach_()
+    z.sum().backward()
+
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.cos([2.0, 4.0]), rtol=1e-6)
+
+
+def test_hooks_entered_only_for_backward_do_not_keep_a_detached_input(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = y.sin().sum()
+    y.detach_()
+
+    with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        with pytest.raises(RuntimeError, match=re.escape(DETACHED)):
+            z.backward()
 
 
 # -------------------- reading saved tensors after backward

@@ -111,6 +111,8 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                     outputs = _validate_outputs(fn, fn._apply(grads))
             else:
                 outputs = (None,) * len(fn._next)
+            if needed is not None and fn._skip_undefined:
+                outputs = _only_needed(fn, outputs, needed, targets)
             if not keep_graph:
                 fn._release()
             if hooks is not None and hooks.post:
@@ -209,6 +211,15 @@ def _count_dependencies(roots: list[tuple[Node, int]]) -> dict[Node, int]:
                 seen.add(nf)
                 stack.append(nf)
     return dependencies
+
+
+def _only_needed(fn: Node, outputs: tuple, needed: set, targets) -> tuple:
+    """A built-in's outputs with None where its edge leads to no node this graph task runs or
+    captures from: torch's ops do not compute those gradients (``task_should_compute_output``),
+    so post hooks see None there and anomaly mode checks nothing. (A custom Function's
+    ``backward`` is not asked, and its outputs all stay.)"""
+    return tuple([g if g is None or nf is None or nf in needed or nf in targets else None
+                  for g, nf in zip(outputs, fn._next)])
 
 
 def _needed_nodes(dependencies: dict, roots: list, inputs: list, run_targets: bool) -> set:

@@ -26,6 +26,10 @@ ERR_BACKWARD_TWICE = (
     "through the graph a second time or if you need to access saved tensors after calling "
     "backward."
 )
+ERR_DETACHED = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+    "This is not supported, please use out-of-place `.detach()` instead"
+)
 _VERSION_HINT = (
     "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
     "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
@@ -228,6 +232,22 @@ def current_version(t: Tensor) -> int:
     return 0 if vc is None else vc[0]
 
 
+def check_saved_input(t: Tensor, version: int, nonleaf: bool) -> None:
+    """Refuse a saved input that backward cannot use, as torch's ``SavedVariable.unpack`` does.
+
+    ``nonleaf``: ``t`` had a grad_fn when saved, and the unpacking is for a built-in's
+    backward formula. Only ``detach_`` takes a grad_fn away, and the history the formula
+    would differentiate through is then gone. (torch's custom Functions and ``_saved_*``
+    readers hand the node itself in as the history to use, so they pass False.) This check
+    comes before the version check, as in torch.
+    """
+    if nonleaf and t._grad_fn is None:
+        raise RuntimeError(ERR_DETACHED)
+    vc = t._vc
+    if vc is not None and vc[0] != version:
+        raise RuntimeError(version_error(t, version))
+
+
 class SavedTensor:
     """A tensor saved for backward, with the version it had when saved.
 
@@ -242,13 +262,16 @@ class SavedTensor:
     the unpacked tensor's history goes through the view; once it is gone, through the op's node.
     """
 
-    __slots__ = ("_tensor", "_version", "_is_output", "_output_nr", "_requires_grad",
+    __slots__ = ("_tensor", "_version", "_is_output", "_nonleaf", "_output_nr", "_requires_grad",
                  "_grad_fn", "_grad_acc", "_packed", "_unpack", "_view_fn")
 
     def __init__(self, t: Tensor, is_output: bool, hooks: tuple | None = None,
-                 version: int | None = None) -> None:
+                 version: int | None = None, nonleaf: bool | None = None) -> None:
         self._version = saved_version(t) if version is None else version
         self._is_output = is_output
+        # An input that had a grad_fn when saved (given when the saving was earlier than now).
+        self._nonleaf = (not is_output and t._grad_fn is not None) if nonleaf is None \
+            else nonleaf
         self._output_nr = t._output_nr
         self._requires_grad = t._requires_grad
         self._unpack = None
@@ -300,18 +323,23 @@ class SavedTensor:
                 "backward.")
         self._set_hooks(self._tensor, pack_hook, unpack_hook)
 
-    def unpack(self, node: Node | None) -> Tensor:
-        """The saved tensor, after checking it was not modified in place since it was saved."""
+    def unpack(self, node: Node | None, formula: bool = False) -> Tensor:
+        """The saved tensor, after checking it was not modified in place since it was saved.
+
+        ``formula``: unpacked for a built-in's backward formula, which refuses a non-leaf input
+        detached in place since (see ``check_saved_input``). With hooks, the input's history
+        was kept at save time, and nothing is refused.
+        """
         if self._unpack is not None:
             return self._unpack_hooked(node)
         t = self._tensor
         if t is None:
             raise RuntimeError(ERR_BACKWARD_TWICE)
-        if current_version(t) != self._version:
-            raise RuntimeError(version_error(t, self._version, node if self._is_output else None,
-                                             self._output_nr if self._is_output else 0))
         if not self._is_output:
+            check_saved_input(t, self._version, formula and self._nonleaf)
             return t
+        if current_version(t) != self._version:
+            raise RuntimeError(version_error(t, self._version, node, self._output_nr))
         out = t.detach()
         if self._requires_grad and node is not None:
             out._grad_fn, out._output_nr = self._output_edge(node)

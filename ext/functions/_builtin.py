@@ -21,11 +21,11 @@ from ..autograd.graph import (
     ERR_BACKWARD_TWICE,
     Node,
     SavedTensor,
+    check_saved_input,
     freed_marker,
     link,
     save,
     saved_version,
-    version_error,
 )
 
 __all__ = ["BuiltinFunction", "BuiltinNode", "record", "as_array", "binary_operands",
@@ -51,26 +51,33 @@ class BuiltinNode(Node, FunctionCtx):
     ``SavedTensor`` so that the node never holds its own output.
     """
 
-    __slots__ = ("needs_input_grad", "_saved", "_versions")
+    __slots__ = ("needs_input_grad", "_saved", "_versions", "_nonleaf")
     _tensor_pos: tuple | None = None
 
     def save_for_backward(self, *values) -> None:
-        """Save inputs, outputs or numbers for backward, with the versions of the tensors."""
+        """Save inputs, outputs or numbers for backward, with the versions of the tensors and
+        which inputs had a grad_fn (bit i of ``_nonleaf``: value i)."""
         if STATE.special and STATE.saved_hooks is not None:
             self._saved = tuple(save(v, v._grad_fn is self) if type(v) is Tensor else v
                                 for v in values)
             self._versions = None
+            self._nonleaf = 0
             return
         saved = values
         versions = None
+        nonleaf = 0
         for i, v in enumerate(values):
             if type(v) is not Tensor:
                 continue
-            if v._grad_fn is self:
+            fn = v._grad_fn
+            if fn is self:
                 if saved is values:
                     saved = list(values)
                 saved[i] = SavedTensor(v, True)
-            elif v._vc is not None:
+                continue
+            if fn is not None:
+                nonleaf |= 1 << i
+            if v._vc is not None:
                 version = saved_version(v)
                 if version:
                     if versions is None:
@@ -78,35 +85,38 @@ class BuiltinNode(Node, FunctionCtx):
                     versions[i] = version
         self._saved = values if saved is values else tuple(saved)
         self._versions = versions
+        self._nonleaf = nonleaf
 
     @property
     def saved_tensors(self) -> tuple:
-        """What forward saved, after checking no saved tensor was modified in place since."""
+        """What forward saved, for the backward formula: refused if a saved tensor was modified
+        in place since, or detached in place since it was saved as a non-leaf."""
         saved = self._saved
         if saved is _FREED:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         versions = self._versions
         if versions is None:
             # The common case: nothing was at a non-zero version when saved, so a saved tensor
-            # is intact exactly when its counter is still 0 (or was never made).
+            # is intact exactly when its counter is still 0 (or was never made) and it has the
+            # grad_fn it had (a leaf now was a leaf then, or was detached in place since).
             for v in saved:
                 if type(v) is Tensor:
                     vc = v._vc
                     if vc is not None and vc[0]:
+                        break
+                    if v._grad_fn is None and self._nonleaf:
                         break
                 elif v is not None and isinstance(v, SavedTensor):
                     break
             else:
                 return saved
         out = []
+        nonleaf = self._nonleaf
         for i, v in enumerate(saved):
             if type(v) is Tensor:
-                vc = v._vc
-                expected = 0 if versions is None else versions[i]
-                if vc is not None and vc[0] != expected:
-                    raise RuntimeError(version_error(v, expected))
+                check_saved_input(v, 0 if versions is None else versions[i], nonleaf >> i & 1)
             elif isinstance(v, SavedTensor):
-                v = v.unpack(self)
+                v = v.unpack(self, True)
             out.append(v)
         return tuple(out)
 
@@ -131,10 +141,8 @@ class BuiltinNode(Node, FunctionCtx):
             raise RuntimeError(ERR_BACKWARD_TWICE)
         v = saved[index]
         if type(v) is Tensor:
-            vc = v._vc
-            expected = 0 if self._versions is None else self._versions[index]
-            if vc is not None and vc[0] != expected:
-                raise RuntimeError(version_error(v, expected))
+            # (a reader of ``_saved_*`` is given the tensor even if it was detached in place)
+            check_saved_input(v, 0 if self._versions is None else self._versions[index], False)
         elif isinstance(v, SavedTensor):
             v = v.unpack(self)
         return v
@@ -150,7 +158,7 @@ class BuiltinNode(Node, FunctionCtx):
         v = saved[index]
         if type(v) is Tensor:
             version = 0 if self._versions is None else self._versions[index]
-            v = SavedTensor(v, False, version=version)
+            v = SavedTensor(v, False, version=version, nonleaf=bool(self._nonleaf >> index & 1))
             self._saved = saved[:index] + (v,) + saved[index + 1:]
         return v if isinstance(v, SavedTensor) else None
 

@@ -484,13 +484,34 @@ def index_backward(grad, sizes: tuple, indices: tuple):
     g = grad._data
     key, unique = _numpy_key(sizes, indices, False)
     out = np.zeros(sizes, g.dtype)
-    # When nothing was read there is nothing to add (and the indices may be out of range).
-    if g.size and unique:
-        out[key] = g
-    elif g.size:
-        np.add.at(out, key, g)
+    # When nothing was read there is nothing to add (and the indices may be out of range),
+    # unless the saved indices were changed since (through saved-tensor hooks or ``.data``,
+    # which no version check sees): then they are checked as torch's index_put_ does.
+    if g.size or np.prod(_result_shape(sizes, key)):
+        try:
+            if unique:
+                out[key] = g
+            else:
+                np.add.at(out, key, g)
+        except (ValueError, IndexError):
+            _check_put(sizes, key, g.shape)
+            raise
     zeros = _zeros(sizes, g.dtype)
     return _scattered(IndexPut, out, zeros, grad, (zeros, indices, grad))
+
+
+def _check_put(sizes: tuple, key: tuple, values_shape: tuple) -> None:
+    """torch's errors for putting values of ``values_shape`` at ``key`` in a tensor of
+    ``sizes``: the values must broadcast to what the indices select, which must be in range."""
+    target = _result_shape(sizes, key)
+    try:
+        fits = np.broadcast_shapes(values_shape, target) == target
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values_shape)} cannot "
+                           f"be broadcast to indexing result of shape {list(target)}")
+    _check_arrays(list(key), sizes)
 
 
 # ------------------------------------------------------------------------------ x[index]

@@ -147,9 +147,13 @@ class NativeLayerNormBackward(BuiltinFunction):
                                                ctx.needs_input_grad[4])) if need]
         pairs = [(o, g) for o, g in zip((gx, gw, gb), (ggx, ggw, ggb))
                  if o is not None and g is not None and o.requires_grad]
-        found = iter(ns.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs],
-                                      create_graph=ns.is_grad_enabled(), allow_unused=True)
-                     if pairs and leaves else [None] * len(leaves))
+        # torch's node computes these in one formula: anomaly mode checks its outputs for nan
+        # (the engine does, under this node's name), not the steps of the formula, which may
+        # be nan where nothing of them reaches an output (the statistics of an empty input).
+        with ns.autograd.set_detect_anomaly(ns.is_anomaly_enabled(), check_nan=False):
+            found = iter(ns.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs],
+                                          create_graph=ns.is_grad_enabled(), allow_unused=True)
+                         if pairs and leaves else [None] * len(leaves))
         dgrad = next(found) if ctx.needs_input_grad[0] else None
         dx = next(found) if ctx.needs_input_grad[1] else None
         dw = next(found) if ctx.needs_input_grad[4] else None
