@@ -530,6 +530,38 @@ def test_a_gradient_through_an_in_place_op_that_saves_its_result_carries_its_tan
                                    rtol=1e-12)
 
 
+@pytest.mark.parametrize("when", ["in_level", "after_level", "without_tangent"])
+def test_the_base_tangent_keeps_the_view_an_in_place_op_saved_its_result_through(T, when):
+    # exp_ on a temporary view saves its result with a weak link to the view's new grad_fn.
+    # Under forward AD the op's tangent is made from that result and written into the base's
+    # tangent, which keeps the view's grad_fn alive: a double backward inside the level reaches
+    # the base y. After the level exits (tangents are dropped), or when nothing had a tangent,
+    # the view's grad_fn is gone and it goes to ExpBackward0 and on to x only.
+    fw = T.autograd.forward_ad
+    c = T.tensor([[1.0, 2.0, 3.0]], dtype=T.float64)
+
+    def grads(x, y):
+        (gx,) = T.autograd.grad((y * c).sum(), [x], create_graph=True)
+        return T.autograd.grad(gx.sum(), [x, y], allow_unused=True)
+
+    with fw.dual_level():
+        x = T.tensor([[-0.75, 0.25, 1.5]], dtype=T.float64)
+        if when != "without_tangent":
+            x = fw.make_dual(x, T.tensor([[1.0, -0.5, 2.0]], dtype=T.float64))
+        x.requires_grad_()
+        y = x * 1
+        y.transpose(0, 1).exp_()
+        if when != "after_level":
+            ggx, ggy = grads(x, y)
+    if when == "after_level":
+        ggx, ggy = grads(x, y)
+    np.testing.assert_allclose(to_np(ggx), to_np(c * y))
+    if when == "in_level":
+        np.testing.assert_allclose(to_np(ggy), to_np(c))
+    else:
+        assert ggy is None
+
+
 def test_the_value_an_in_place_op_saves_keeps_the_tangent_from_before_the_write(T):
     # x / (b + 1) saved x's old value: loss = sum(x**2) / (b+1)**2 after x.div_(b + 1), so
     # d loss/db = -2 sum(x**2) / (b+1)**3, whose tangent along x's (1, 0) is -4 x0 / (b+1)**3.

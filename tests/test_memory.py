@@ -82,6 +82,25 @@ def test_a_custom_function_that_saves_its_output_leaves_no_cycles(T):
     assert_no_cycles(scenario)
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch's forward AD warns of jit
+def test_an_in_place_op_on_a_view_under_forward_ad_leaves_no_cycles(T):
+    # The base's tangent keeps the view's grad_fn alive. When the base is the output of an op
+    # that saves it (with its tangent), that grad_fn's graph reaches the base's tangent too.
+    fw = T.autograd.forward_ad
+
+    def scenario():
+        with fw.dual_level():
+            x = fw.make_dual(T.tensor(np.ones(3)), T.tensor(np.ones(3))).requires_grad_()
+            y = x.exp()
+            y[1:].exp_()
+            z = x * 1
+            z.transpose(0, 0).sigmoid_()
+            (g,) = T.autograd.grad(z.sum(), [x], create_graph=True)
+            assert T.autograd.grad(g.sum(), [z])[0].shape == (3,)
+
+    assert_no_cycles(scenario)
+
+
 def test_a_100000_node_chain_backpropagates_with_the_default_recursion_limit(T):
     assert sys.getrecursionlimit() <= 1000 * 10
     x = T.tensor([0.5], requires_grad=True)

@@ -8,6 +8,7 @@ graph: duals and their results do not require grad unless their primals do.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -19,6 +20,8 @@ __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "un
            "UnpackedDualTensor"]
 
 _levels = [0]  # the next level's number
+# For each level: the tensors (weakly) whose tangent holds nodes alive, let go at its exit.
+_holders: dict[int, list] = {}
 
 
 class UnpackedDualTensor(NamedTuple):
@@ -48,6 +51,11 @@ def exit_dual_level(*, level: int | None = None) -> None:
                            "was created. This is not supported.")
     STATE.fw_level = None
     refresh_special()
+    for ref in _holders.pop(level, ()):
+        t = ref()
+        fw = None if t is None else t._fw_grad
+        if fw is not None and fw[0] == level:
+            t._fw_grad = fw[:3]
 
 
 class dual_level:  # noqa: N801 - torch's name
@@ -98,8 +106,34 @@ def tangent_of(t: Tensor) -> Tensor | None:
 
 
 def set_tangent(t: Tensor, tangent: Tensor) -> None:
-    """Attach ``tangent`` to ``t`` at the current level."""
-    t._fw_grad = (STATE.fw_level, tangent, _version(t))
+    """Attach ``tangent`` to ``t`` at the current level (what t's tangent held stays held: in
+    torch a tangent is overwritten in place, and keeps its history)."""
+    level = STATE.fw_level
+    fw = getattr(t, "_fw_grad", None)
+    if fw is not None and len(fw) > 3 and fw[0] == level:
+        t._fw_grad = (level, tangent, _version(t), fw[3])
+    else:
+        t._fw_grad = (level, tangent, _version(t))
+
+
+def hold(t: Tensor, node: Any) -> None:
+    """Keep ``node`` alive while ``t`` keeps its tangent at the current level.
+
+    In torch a tangent computed under grad mode has a history of its own, and an in-place op
+    writes its tangent into t's with a tracked copy, so t's tangent holds what the op's forward
+    rule read. An in-place op on a view that saves its result reads it there too (the view at
+    its new version): the base's tangent holds the view's new grad_fn, to which the saved result
+    refers weakly. ext writes tangents in place without a history, and keeps that node here.
+    """
+    level = STATE.fw_level
+    fw = getattr(t, "_fw_grad", None)
+    if fw is None or fw[0] != level:
+        return
+    if len(fw) == 3:
+        _holders.setdefault(level, []).append(weakref.ref(t))
+    # A chain that is never changed, only extended: a copy of the record taken earlier (a saved
+    # output's) holds only older nodes, so no node can come to hold itself.
+    t._fw_grad = (*fw[:3], (node, fw[3] if len(fw) > 3 else None))
 
 
 def _untracked(fn, *args):

@@ -258,8 +258,9 @@ class SavedTensor:
     ``unpack_hook`` on every access.
 
     The output of an in-place op on a view refers weakly to the view's grad_fn (``_view_fn``),
-    as torch's does: while that node lives (the view, or what a pack hook kept of it, holds it)
-    the unpacked tensor's history goes through the view; once it is gone, through the op's node.
+    as torch's does: while that node lives (the view, or what a pack hook kept of it, holds it;
+    under forward AD the base's tangent too) the unpacked tensor's history goes through the
+    view; once it is gone, through the op's node.
     """
 
     __slots__ = ("_tensor", "_version", "_is_output", "_nonleaf", "_output_nr", "_requires_grad",

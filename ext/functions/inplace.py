@@ -339,9 +339,17 @@ def _saved_outputs_follow_view(node: Node, t: Tensor) -> None:
     fn = t._grad_fn
     if fn is None:
         return
+    follows = False
     for s in getattr(node, "_saved", None) or ():
         if isinstance(s, SavedTensor) and s._is_output:
             s._view_fn = weakref.ref(fn)
+            follows = True
+    if follows and STATE.fw_level is not None:
+        # Under forward AD the op's tangent is made from that result, and the base's tangent
+        # keeps it: the view's grad_fn lives as long as the base's tangent does.
+        from ..autograd.forward_ad import hold
+
+        hold(t._view.base, fn)
 
 
 # ---------------------------------------------------------------------------------- views
