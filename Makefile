@@ -30,6 +30,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/chain.py
 	$(BIN)/python benchmarks/mlp.py
+	$(BIN)/python benchmarks/ops.py
 
 clean:
 	rm -rf $(VENV)
