@@ -513,6 +513,32 @@ def test_a_view_made_in_inference_mode_reads_its_tangent_from_what_it_views(T):
         assert fw.unpack_dual(y).tangent is None
 
 
+def test_a_view_made_in_inference_mode_shares_its_tangent_with_what_it_views(T):
+    # torch gives such a view the view of its base's tangent: an in-place write to either
+    # shows in the other's tangent.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([1.0, 2.0, 3.0]), T.tensor([-1.0, 0.5, 2.0]))
+        with T.inference_mode():
+            v = x[None]
+            w = x.view(-1)[1:]
+        x.mul_(2)
+        assert fw.unpack_dual(v).tangent.tolist() == [[-2.0, 1.0, 4.0]]
+        w.fill_(3.0)
+        assert fw.unpack_dual(x).tangent.tolist() == [-2.0, 0.0, 0.0]
+        assert fw.unpack_dual(v).tangent.tolist() == [[-2.0, 0.0, 0.0]]
+
+
+def test_a_view_made_in_inference_mode_of_an_expanded_dual_has_its_tangent(T):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor(1.75), T.tensor(-0.5))
+        e = x[()].expand((3,))
+        with T.inference_mode():
+            v = e[...]
+        assert fw.unpack_dual(v).tangent.tolist() == [-0.5, -0.5, -0.5]
+
+
 # ---------------------------------------------------------------------------- forward-over-reverse
 
 
