@@ -67,13 +67,33 @@ def _gelu_inf(f, st) -> bool:
     return bool(diff.any() and np.isnan(t.data[diff]).all() and np.isposinf(e.data[diff]).all())
 
 
-# ``v3.mul_(v3)``, ``v3[0].mul_(v3[0])``, ``v3 *= v3``: the operand is the target itself
-_SELF_MUL = re.compile(r"^(\w+)(\S*)(?:\.mul_\(| \*= )\1\2\)?$")
+# an in-place multiply: ``v3.mul_(...)``, ``v3[0] *= ...``
+_INPLACE_MUL = re.compile(r"\.mul_\(| \*= ")
 
 
 def _self_mul_tangent(f, st) -> bool:
-    return f.category == "tangent" and any(
-        _SELF_MUL.match(line.strip()) for line in st.code.splitlines())
+    # torch's tangent of ``x.mul_(y)`` where y is x's memory (x itself, a view of the same
+    # elements, its base) is t*x + t*x_new: read from torch's own observations of the variable
+    # before and after, torch's tangent is ext's plus t*(x_new - x) (ext's: 2*t*x), elementwise
+    # (elements the multiply did not write have x_new == x and agree)
+    if f.category != "tangent" or not any(
+            _INPLACE_MUL.search(line) for line in st.code.splitlines()):
+        return False
+    name = f.label.removeprefix("tangent of ")
+    seen: dict = {}
+    for i, label, _, obs in f.torch_trace[:-1]:
+        if label in (name, f.label):
+            seen[label, i == f.stmt] = obs
+    x, t, x_new = seen.get((name, False)), seen.get((f.label, False)), seen.get((name, True))
+    arrays = (x, t, x_new, f.torch, f.ext)
+    if not all(hasattr(a, "data") and a.data.dtype.kind == "f" for a in arrays):
+        return False
+    if len({a.data.shape for a in arrays}) != 1:
+        return False
+    with np.errstate(all="ignore"):
+        want = f.ext.data.astype(np.float64) + t.data * (x_new.data - x.data.astype(np.float64))
+    tol = (1e-4, 1e-5) if f.torch.dtype == "float32" else (1e-7, 1e-9)
+    return bool(np.allclose(f.torch.data, want, *tol, equal_nan=True))
 
 
 BACKWARD = ("tail.", "backward", "autograd.grad")
