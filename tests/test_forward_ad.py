@@ -539,6 +539,24 @@ def test_a_view_made_in_inference_mode_of_an_expanded_dual_has_its_tangent(T):
         assert fw.unpack_dual(v).tangent.tolist() == [-0.5, -0.5, -0.5]
 
 
+def test_layer_norm_tangent_without_an_input_tangent_still_takes_the_inputs_part(T):
+    # torch computes the input's part from zeros: times an infinite or nan weight, or over a
+    # row holding inf, it is nan
+    fw = T.autograd.forward_ad
+    inf, nan = float("inf"), float("nan")
+    x = T.tensor([[1.0, 0.0, 1.0, 1.0], [1.0, inf, 3.0, 4.0]], dtype=T.float64)
+    with fw.dual_level():
+        w = fw.make_dual(T.tensor([1.25, -0.5, inf, nan], dtype=T.float64),
+                         T.tensor([1.0, 0.0, -1.0, 0.5], dtype=T.float64))
+        b = fw.make_dual(T.zeros(4, dtype=T.float64), T.ones(4, dtype=T.float64))
+        by_weight = fw.unpack_dual(T.nn.functional.layer_norm(x, (4,), w)).tangent
+        by_bias = fw.unpack_dual(T.nn.functional.layer_norm(x, (4,), None, b)).tangent
+    assert np.isnan(to_np(by_weight)).tolist() == [[False, False, True, True], [True] * 4]
+    assert np.isnan(to_np(by_bias)).tolist() == [[False] * 4, [True] * 4]
+    np.testing.assert_allclose(to_np(by_weight)[0, :2], [3 ** -0.5, 0.0], rtol=1e-4)
+    assert to_np(by_bias)[0].tolist() == [1.0] * 4
+
+
 # ---------------------------------------------------------------------------- forward-over-reverse
 
 
