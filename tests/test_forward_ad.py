@@ -662,6 +662,19 @@ def test_the_tangent_a_view_made_in_inference_mode_reads_is_a_normal_tensor(T):
         assert fw.unpack_dual(T.matmul(v, w)).tangent.tolist() == [1.25, 0.25, 1.75]
 
 
+def test_tangent_of_x_to_the_power_false_takes_the_formula_as_its_gradient_does(T):
+    # torch's exponent == 0 shortcut is never taken for a bool: 0 * x^-1 * t is nan at x = 0
+    fw = T.autograd.forward_ad
+    x = T.tensor([0.0, 1.0, -1.25, float("inf")], dtype=T.float64)
+    with fw.dual_level():
+        d = fw.make_dual(x, T.tensor([0.5, 1.0, -1.0, 1.0], dtype=T.float64))
+        by_false = fw.unpack_dual(d ** False).tangent
+        by_zero = fw.unpack_dual(d ** 0).tangent
+    assert np.isnan(to_np(by_false)).tolist() == [True, False, False, False]
+    assert to_np(by_false)[1:].tolist() == [0.0, 0.0, 0.0]
+    assert to_np(by_zero).tolist() == [0.0] * 4
+
+
 def test_tangent_of_zero_to_a_negative_power_is_torchs_minus_inf(T):
     # d/dy 0**y = 0**y log(0): torch takes 0 for y >= 0 and 0**y * -inf otherwise.
     fw = T.autograd.forward_ad

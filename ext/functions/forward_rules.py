@@ -99,7 +99,12 @@ def _pow_tensor_tensor(args, out, t):
 
 def _pow_tensor_scalar(args, out, t):
     x, e = args
-    return t[0] * 0 if e == 0 else t[0] * (e * x ** (e - 1))
+    if type(e) is bool:
+        # as in its backward, a bool exponent takes the formula (False: 0 * x^-1, nan at 0)
+        e = float(e)
+    elif e == 0:
+        return _zeros_like(x)
+    return t[0] * (e * x ** (e - 1))
 
 
 def _pow_scalar_tensor(args, out, t):
