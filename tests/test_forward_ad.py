@@ -560,6 +560,20 @@ def test_layer_norm_tangent_without_an_input_tangent_still_takes_the_inputs_part
 # ---------------------------------------------------------------------------- forward-over-reverse
 
 
+@pytest.mark.parametrize("n", [0, 3])
+def test_layer_norms_gradient_carries_a_tangent_unless_it_is_empty(T, n):
+    # torch's rule of native_layer_norm_backward returns plain zeros when there is nothing to
+    # normalize
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.ones(n, dtype=T.float64), T.ones(n, dtype=T.float64))
+        w = fw.make_dual(T.ones(n, dtype=T.float64), T.ones(n, dtype=T.float64)).requires_grad_()
+        y = T.nn.functional.layer_norm(x, (n,), w)
+        (gw,) = T.autograd.grad(y.sum(), [w], create_graph=True)
+        tangent = fw.unpack_dual(gw).tangent
+        assert (tangent is None) == (n == 0)
+
+
 @pytest.mark.parametrize("write", ["whole", "view"])
 def test_a_gradient_through_an_in_place_op_that_saves_its_result_carries_its_tangent(T, write):
     # d/dx sum(exp(x)**2) = 2 exp(2x), whose tangent along v is 4 exp(2x) v: the saved result

@@ -164,6 +164,10 @@ class NativeLayerNormBackward(BuiltinFunction):
         from ...autograd import forward_ad as fw
 
         grad, x, _, _, weight, normalized_shape, eps, _ = args
+        if x.numel() == 0:
+            # torch's rule (a decomposition) gives plain zeros when there are no rows or no
+            # normalized elements: no tangents
+            return None, None, None
         dims = _norm_dims(x.dim(), normalized_shape)
         with fw.dual_level():
             duals = [a if a is None or t is None else fw.make_dual(a, t)
