@@ -560,6 +560,24 @@ def test_layer_norm_tangent_without_an_input_tangent_still_takes_the_inputs_part
 # ---------------------------------------------------------------------------- forward-over-reverse
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_mse_loss_gradients_tangent_is_nan_where_input_minus_target_is(T, reduction):
+    # torch's rule takes the incoming gradient's part from zeros when it has no tangent:
+    # 0 * (x - target) is nan where the difference is
+    fw = T.autograd.forward_ad
+    nan = float("nan")
+    with fw.dual_level():
+        a = fw.make_dual(T.tensor([2.0, 1.0], dtype=T.float64),
+                         T.tensor([-1.0, 2.0], dtype=T.float64)).requires_grad_()
+        b = fw.make_dual(T.tensor([nan, 3.0], dtype=T.float64),
+                         T.tensor([0.5, 2.0], dtype=T.float64)).requires_grad_()
+        loss = T.nn.functional.mse_loss(a, b, reduction=reduction)
+        ga, gb = T.autograd.grad(loss, [a, b], create_graph=True)
+        for g in (ga, gb):
+            tangent = to_np(fw.unpack_dual(g).tangent)
+            assert np.isnan(tangent[0]) and tangent[1] == 0.0
+
+
 @pytest.mark.parametrize("n", [0, 3])
 def test_layer_norms_gradient_carries_a_tangent_unless_it_is_empty(T, n):
     # torch's rule of native_layer_norm_backward returns plain zeros when there is nothing to
