@@ -694,6 +694,46 @@ def test_the_tangent_a_view_made_in_inference_mode_reads_is_a_normal_tensor(T):
         assert fw.unpack_dual(T.matmul(v, w)).tangent.tolist() == [1.25, 0.25, 1.75]
 
 
+def test_tangent_dtype_of_add_and_sub_follows_torchs_zero_tangent_times_alpha(T):
+    # torch multiplies the zero tangent of an operand that has none by alpha taken as a 0-d
+    # tensor of its own (float64 for a float), so the tangent can be wider than the output
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        a0 = fw.make_dual(T.tensor(2.0), T.tensor(1.0))
+        a1 = fw.make_dual(T.tensor([2.0]), T.tensor([1.0]))
+        i0, i1 = T.tensor(3), T.tensor([3])
+        cases = {
+            "rsub(i0, a0, alpha=0.5)": (T.rsub(i0, a0, alpha=0.5), T.float64),
+            "rsub(i1, a1, alpha=0.5)": (T.rsub(i1, a1, alpha=0.5), T.float64),
+            "sub(a1, i1, alpha=0.5)": (T.sub(a1, i1, alpha=0.5), T.float64),
+            "add(a0, i0, alpha=0.5)": (T.add(a0, i0, alpha=0.5), T.float64),
+            "sub(a0, 3, alpha=0.5)": (T.sub(a0, 3, alpha=0.5), T.float64),
+            "sub(a0, f32 0-d, alpha=0.5)": (T.sub(a0, T.tensor(3.0), alpha=0.5), T.float64),
+            "sub(a1, f32 0-d, alpha=0.5)": (T.sub(a1, T.tensor(3.0), alpha=0.5), T.float32),
+            "sub(a1, i0, alpha=0.5)": (T.sub(a1, i0, alpha=0.5), T.float32),
+            "sub(a1, i1, alpha=1.0)": (T.sub(a1, i1, alpha=1.0), T.float32),
+            "sub(a0, i0, alpha=2)": (T.sub(a0, i0, alpha=2), T.float32),
+            "add(i0, a0, alpha=0.5)": (T.add(i0, a0, alpha=0.5), T.float32),
+            "rsub(a0, 3.0, alpha=0.5)": (T.rsub(a0, 3.0, alpha=0.5), T.float32),
+        }
+        for name, (y, want) in cases.items():
+            assert y.dtype == T.float32, name
+            assert fw.unpack_dual(y).tangent.dtype == want, name
+        # later ops keep the wider tangent, as torch's formulas do
+        y = T.rsub(i1, a1, alpha=0.5)
+        assert fw.unpack_dual((y * T.ones(1)).sum()).tangent.dtype == T.float64
+        assert fw.unpack_dual(y.sum()).tangent.item() == 1.0
+
+
+def test_a_tangent_of_another_dtype_than_its_primal_keeps_it_through_ops(T):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([2.0, 3.0]), T.tensor([1.0, -1.0], dtype=T.float64))
+        y = (x * 2).exp().sum()
+        assert y.dtype == T.float32
+        assert fw.unpack_dual(y).tangent.dtype == T.float64
+
+
 def test_tangent_of_x_to_the_power_false_takes_the_formula_as_its_gradient_does(T):
     # torch's exponent == 0 shortcut is never taken for a bool: 0 * x^-1 * t is nan at x = 0
     fw = T.autograd.forward_ad
