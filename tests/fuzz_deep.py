@@ -283,6 +283,9 @@ class Finding:
     torch: object
     ext: object
     torch_raised: frozenset
+    # torch's observations up to and with this one, (statement, label, category, observation)
+    # each: a documented difference can test the mismatch against the values around it
+    torch_trace: tuple = ()
 
     @property
     def signature(self) -> str:
@@ -392,10 +395,11 @@ def compare_all(prog: Program, mode: str, stats: Counter | None = None) -> list[
     # float64 values computed from float32 ones carry float32's rounding
     loose = any(type(x[3]) is Arr and x[3].dtype == "float32" for x in tt)
     found: list[Finding] = []
-    for a, b in zip(tt, te):
+    for k, (a, b) in enumerate(zip(tt, te)):
         if a[:3] != b[:3] or not (_equal(a[3], b[3]) or same(a[3], b[3], loose)):
             label = a[1] if a[:3] == b[:3] else f"{a[1]} / ext: {b[1]}"
-            found.append(Finding(prog, mode, a[0], label, a[2], a[3], b[3], raised))
+            found.append(Finding(prog, mode, a[0], label, a[2], a[3], b[3], raised,
+                                 tuple(tt[:k + 1])))
             break
         if stats is not None:
             stats[a[2]] += 1

@@ -67,13 +67,37 @@ def _gelu_inf(f, st) -> bool:
     return bool(diff.any() and np.isnan(t.data[diff]).all() and np.isposinf(e.data[diff]).all())
 
 
-# ``v3.mul_(v3)``, ``v3[0].mul_(v3[0])``, ``v3 *= v3``: the operand is the target itself
-_SELF_MUL = re.compile(r"^(\w+)(\S*)(?:\.mul_\(| \*= )\1\2\)?$")
+# an in-place multiply: ``v3.mul_(...)``, ``v3[0] *= ...``
+_INPLACE_MUL = re.compile(r"\.mul_\(| \*= ")
 
 
 def _self_mul_tangent(f, st) -> bool:
-    return f.category == "tangent" and any(
-        _SELF_MUL.match(line.strip()) for line in st.code.splitlines())
+    # torch's tangent of ``x.mul_(y)`` where y is x's memory (x itself, a view of the same
+    # elements, its base) is t*x + t*x_new where the derivative, ext's, is 2*t*x: read from
+    # torch's own observations of the variable before (x, t) and after (x_new), each element
+    # of the two tangents agrees or is that pair
+    if f.category != "tangent" or not any(
+            _INPLACE_MUL.search(line) for line in st.code.splitlines()):
+        return False
+    name = f.label.removeprefix("tangent of ")
+    seen: dict = {}
+    for i, label, _, obs in f.torch_trace[:-1]:
+        if label in (name, f.label):
+            seen[label, i == f.stmt] = obs
+    x, t, x_new = seen.get((name, False)), seen.get((f.label, False)), seen.get((name, True))
+    arrays = (x, t, x_new, f.torch, f.ext)
+    if not all(hasattr(a, "data") and a.data.dtype.kind == "f" for a in arrays):
+        return False
+    if len({a.data.shape for a in arrays}) != 1:
+        return False
+    x, t, x_new, got, ext = (a.data.astype(np.float64) for a in arrays)
+    tol = dict(rtol=1e-4, atol=1e-5) if f.torch.dtype == "float32" else dict(rtol=1e-7,
+                                                                              atol=1e-9)
+    with np.errstate(all="ignore"):
+        same = np.isclose(got, ext, equal_nan=True, **tol)
+        pair = (np.isclose(got, t * x + t * x_new, equal_nan=True, **tol)
+                & np.isclose(ext, 2 * t * x, equal_nan=True, **tol))
+    return bool((same | pair).all())
 
 
 BACKWARD = ("tail.", "backward", "autograd.grad")

@@ -513,7 +513,83 @@ def test_a_view_made_in_inference_mode_reads_its_tangent_from_what_it_views(T):
         assert fw.unpack_dual(y).tangent is None
 
 
+def test_a_view_made_in_inference_mode_shares_its_tangent_with_what_it_views(T):
+    # torch gives such a view the view of its base's tangent: an in-place write to either
+    # shows in the other's tangent.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([1.0, 2.0, 3.0]), T.tensor([-1.0, 0.5, 2.0]))
+        with T.inference_mode():
+            v = x[None]
+            w = x.view(-1)[1:]
+        x.mul_(2)
+        assert fw.unpack_dual(v).tangent.tolist() == [[-2.0, 1.0, 4.0]]
+        w.fill_(3.0)
+        assert fw.unpack_dual(x).tangent.tolist() == [-2.0, 0.0, 0.0]
+        assert fw.unpack_dual(v).tangent.tolist() == [[-2.0, 0.0, 0.0]]
+
+
+def test_a_view_made_in_inference_mode_of_an_expanded_dual_has_its_tangent(T):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor(1.75), T.tensor(-0.5))
+        e = x[()].expand((3,))
+        with T.inference_mode():
+            v = e[...]
+        assert fw.unpack_dual(v).tangent.tolist() == [-0.5, -0.5, -0.5]
+
+
+def test_layer_norm_tangent_without_an_input_tangent_still_takes_the_inputs_part(T):
+    # torch computes the input's part from zeros: times an infinite or nan weight, or over a
+    # row holding inf, it is nan
+    fw = T.autograd.forward_ad
+    inf, nan = float("inf"), float("nan")
+    x = T.tensor([[1.0, 0.0, 1.0, 1.0], [1.0, inf, 3.0, 4.0]], dtype=T.float64)
+    with fw.dual_level():
+        w = fw.make_dual(T.tensor([1.25, -0.5, inf, nan], dtype=T.float64),
+                         T.tensor([1.0, 0.0, -1.0, 0.5], dtype=T.float64))
+        b = fw.make_dual(T.zeros(4, dtype=T.float64), T.ones(4, dtype=T.float64))
+        by_weight = fw.unpack_dual(T.nn.functional.layer_norm(x, (4,), w)).tangent
+        by_bias = fw.unpack_dual(T.nn.functional.layer_norm(x, (4,), None, b)).tangent
+    assert np.isnan(to_np(by_weight)).tolist() == [[False, False, True, True], [True] * 4]
+    assert np.isnan(to_np(by_bias)).tolist() == [[False] * 4, [True] * 4]
+    np.testing.assert_allclose(to_np(by_weight)[0, :2], [3 ** -0.5, 0.0], rtol=1e-4)
+    assert to_np(by_bias)[0].tolist() == [1.0] * 4
+
+
 # ---------------------------------------------------------------------------- forward-over-reverse
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_mse_loss_gradients_tangent_is_nan_where_input_minus_target_is(T, reduction):
+    # torch's rule takes the incoming gradient's part from zeros when it has no tangent:
+    # 0 * (x - target) is nan where the difference is
+    fw = T.autograd.forward_ad
+    nan = float("nan")
+    with fw.dual_level():
+        a = fw.make_dual(T.tensor([2.0, 1.0], dtype=T.float64),
+                         T.tensor([-1.0, 2.0], dtype=T.float64)).requires_grad_()
+        b = fw.make_dual(T.tensor([nan, 3.0], dtype=T.float64),
+                         T.tensor([0.5, 2.0], dtype=T.float64)).requires_grad_()
+        loss = T.nn.functional.mse_loss(a, b, reduction=reduction)
+        ga, gb = T.autograd.grad(loss, [a, b], create_graph=True)
+        for g in (ga, gb):
+            tangent = to_np(fw.unpack_dual(g).tangent)
+            assert np.isnan(tangent[0]) and tangent[1] == 0.0
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_layer_norms_gradient_carries_a_tangent_unless_it_is_empty(T, n):
+    # torch's rule of native_layer_norm_backward returns plain zeros when there is nothing to
+    # normalize
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.ones(n, dtype=T.float64), T.ones(n, dtype=T.float64))
+        w = fw.make_dual(T.ones(n, dtype=T.float64), T.ones(n, dtype=T.float64)).requires_grad_()
+        y = T.nn.functional.layer_norm(x, (n,), w)
+        (gw,) = T.autograd.grad(y.sum(), [w], create_graph=True)
+        tangent = fw.unpack_dual(gw).tangent
+        assert (tangent is None) == (n == 0)
 
 
 @pytest.mark.parametrize("write", ["whole", "view"])
@@ -648,6 +724,59 @@ def test_the_tangent_a_view_made_in_inference_mode_reads_is_a_normal_tensor(T):
         assert not fw.unpack_dual(v).tangent.is_inference()
         w = fw.make_dual(T.eye(3), T.ones(3, 3)).requires_grad_()
         assert fw.unpack_dual(T.matmul(v, w)).tangent.tolist() == [1.25, 0.25, 1.75]
+
+
+def test_tangent_dtype_of_add_and_sub_follows_torchs_zero_tangent_times_alpha(T):
+    # torch multiplies the zero tangent of an operand that has none by alpha taken as a 0-d
+    # tensor of its own (float64 for a float), so the tangent can be wider than the output
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        a0 = fw.make_dual(T.tensor(2.0), T.tensor(1.0))
+        a1 = fw.make_dual(T.tensor([2.0]), T.tensor([1.0]))
+        i0, i1 = T.tensor(3), T.tensor([3])
+        cases = {
+            "rsub(i0, a0, alpha=0.5)": (T.rsub(i0, a0, alpha=0.5), T.float64),
+            "rsub(i1, a1, alpha=0.5)": (T.rsub(i1, a1, alpha=0.5), T.float64),
+            "sub(a1, i1, alpha=0.5)": (T.sub(a1, i1, alpha=0.5), T.float64),
+            "add(a0, i0, alpha=0.5)": (T.add(a0, i0, alpha=0.5), T.float64),
+            "sub(a0, 3, alpha=0.5)": (T.sub(a0, 3, alpha=0.5), T.float64),
+            "sub(a0, f32 0-d, alpha=0.5)": (T.sub(a0, T.tensor(3.0), alpha=0.5), T.float64),
+            "sub(a1, f32 0-d, alpha=0.5)": (T.sub(a1, T.tensor(3.0), alpha=0.5), T.float32),
+            "sub(a1, i0, alpha=0.5)": (T.sub(a1, i0, alpha=0.5), T.float32),
+            "sub(a1, i1, alpha=1.0)": (T.sub(a1, i1, alpha=1.0), T.float32),
+            "sub(a0, i0, alpha=2)": (T.sub(a0, i0, alpha=2), T.float32),
+            "add(i0, a0, alpha=0.5)": (T.add(i0, a0, alpha=0.5), T.float32),
+            "rsub(a0, 3.0, alpha=0.5)": (T.rsub(a0, 3.0, alpha=0.5), T.float32),
+        }
+        for name, (y, want) in cases.items():
+            assert y.dtype == T.float32, name
+            assert fw.unpack_dual(y).tangent.dtype == want, name
+        # later ops keep the wider tangent, as torch's formulas do
+        y = T.rsub(i1, a1, alpha=0.5)
+        assert fw.unpack_dual((y * T.ones(1)).sum()).tangent.dtype == T.float64
+        assert fw.unpack_dual(y.sum()).tangent.item() == 1.0
+
+
+def test_a_tangent_of_another_dtype_than_its_primal_keeps_it_through_ops(T):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([2.0, 3.0]), T.tensor([1.0, -1.0], dtype=T.float64))
+        y = (x * 2).exp().sum()
+        assert y.dtype == T.float32
+        assert fw.unpack_dual(y).tangent.dtype == T.float64
+
+
+def test_tangent_of_x_to_the_power_false_takes_the_formula_as_its_gradient_does(T):
+    # torch's exponent == 0 shortcut is never taken for a bool: 0 * x^-1 * t is nan at x = 0
+    fw = T.autograd.forward_ad
+    x = T.tensor([0.0, 1.0, -1.25, float("inf")], dtype=T.float64)
+    with fw.dual_level():
+        d = fw.make_dual(x, T.tensor([0.5, 1.0, -1.0, 1.0], dtype=T.float64))
+        by_false = fw.unpack_dual(d ** False).tangent
+        by_zero = fw.unpack_dual(d ** 0).tangent
+    assert np.isnan(to_np(by_false)).tolist() == [True, False, False, False]
+    assert to_np(by_false)[1:].tolist() == [0.0, 0.0, 0.0]
+    assert to_np(by_zero).tolist() == [0.0] * 4
 
 
 def test_tangent_of_zero_to_a_negative_power_is_torchs_minus_inf(T):

@@ -32,3 +32,25 @@ def test_seeded_programs_agree_with_torch():
     assert f"{COUNT} programs x" in summary, report
     assert " 0 programs mismatched" in summary and " 0 harness errors" in summary, report
     assert done.returncode == 0, report
+
+
+def test_the_documented_tangent_of_a_multiply_by_the_targets_memory_is_told_by_its_values():
+    # torch's tangent of x.view(3).mul_(x) is t*x + t*x_new (docs/differences.md, "Tangent of
+    # `x.mul_(x)`"); fuzz_known explains that mismatch from torch's observations around it,
+    # and not another value of ext's.
+    import dataclasses
+
+    import fuzz_deep
+    import fuzz_known
+    from fuzz_programs import Program, Stmt
+
+    leaf = Stmt("v0 = T.tensor([-1.75, 0.5, 2.0])", "leaf", "float64", "leaf",
+                "v0 = fw.make_dual(T.tensor([-1.75, 0.5, 2.0], dtype=T.float64), "
+                "T.tensor([0.5, -1.0, 0.25], dtype=T.float64))")
+    prog = Program(0, (leaf, Stmt("v0.view((3,)).mul_(v0)", "inplace.mul_", "float64")))
+    found = fuzz_deep.compare_all(prog, "fwd")
+    assert [f.category for f in found] == ["tangent"]
+    assert fuzz_known.explain(found[0]) == "tangent of x.mul_(x)"
+    wrong = found[0].ext.data + 1
+    assert fuzz_known.explain(dataclasses.replace(
+        found[0], ext=fuzz_deep.Arr(found[0].ext.dtype, wrong))) is None

@@ -236,12 +236,15 @@ def propagate(op: type, outputs: tuple, args: tuple) -> None:
     level = STATE.fw_level
     tangents = []
     found = False
+    # (whether an input's tangent has a dtype other than its primal's, which torch allows)
+    drifted = not op.tangent_in_output_dtype
     for a in args:
         t = None
         if type(a) is Tensor:
             t = tangent_of(a)
             if t is not None:
                 found = True
+                drifted = drifted or t._data.dtype != a._data.dtype
         tangents.append(t)
     if not found:
         return
@@ -262,7 +265,9 @@ def propagate(op: type, outputs: tuple, args: tuple) -> None:
                 # A rule that passes a tangent through: the output gets its own tensor (an
                 # alias when the output is a view), so an in-place op on one leaves the other.
                 t = wrap(t._data if getattr(o, "_view", None) is not None else t._data.copy())
-            if t._data.dtype != o._data.dtype:
+            if t._data.dtype != o._data.dtype and not drifted:
+                # A rule's own arithmetic can miss the dtype its op converts to; a tangent of
+                # another dtype than its primal's keeps the dtype torch's formulas give it.
                 t = t.to(o.dtype)
             if t._data.shape != o._data.shape:
                 t = t.expand(o.shape)

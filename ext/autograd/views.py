@@ -72,18 +72,41 @@ def make_view(out: Tensor, x: Tensor, creation: int = DEFAULT, op: str = "") -> 
 
 def _inherit_tangent(view: Tensor, x: Tensor) -> None:
     # Inference mode turns the ops' forward rules off, but as in torch a view still reads its
-    # tangent from the tensor it views.
+    # tangent from the tensor it views: the same view of x's tangent, so that a write to either
+    # shows in the other.
     from .forward_ad import set_tangent, tangent_of
 
     tangent = tangent_of(x)
-    xd = x._data
-    # (read through x's own layout, which _positions can do when x has no gaps)
-    if tangent is not None and (xd.flags.c_contiguous or xd.flags.f_contiguous):
-        positions = _positions(view, x)
-        inherited = wrap(np.take(tangent._data, positions))
-        # (it is what a view of x's tangent would be: an inference tensor only if that is one)
-        inherited._vc = False if tangent._vc is False else None
-        set_tangent(view, inherited)
+    if tangent is None:
+        return
+    xd, td, vd = x._data, tangent._data, view._data
+    if td.strides == xd.strides and td.dtype == xd.dtype:
+        # The tangent is laid out as x is: the view's geometry, applied to it.
+        inherited = wrap(_same_geometry(td, vd, xd))
+    elif xd.flags.c_contiguous or xd.flags.f_contiguous:
+        # (read through x's own layout, which _positions can do when x has no gaps)
+        inherited = wrap(np.take(td, _positions(view, x)))
+    else:
+        return
+    # (it is what a view of x's tangent would be: an inference tensor only if that is one)
+    inherited._vc = False if tangent._vc is False else None
+    set_tangent(view, inherited)
+
+
+class _Interface:
+    # An array described by a NumPy array interface; it keeps the array it reads alive.
+    def __init__(self, interface: dict, owner: np.ndarray) -> None:
+        self.__array_interface__ = interface
+        self.base = owner
+
+
+def _same_geometry(a: np.ndarray, view: np.ndarray, of: np.ndarray) -> np.ndarray:
+    """The view of ``a`` that ``view`` is of ``of`` (``a`` has of's shape and strides)."""
+    offset = view.__array_interface__["data"][0] - of.__array_interface__["data"][0]
+    interface = dict(a.__array_interface__)
+    interface.update(data=(interface["data"][0] + offset, not a.flags.writeable),
+                     shape=view.shape, strides=view.strides)
+    return np.asarray(_Interface(interface, a))
 
 
 def follow_base_requires_grad(view: Tensor, vc: list) -> None:

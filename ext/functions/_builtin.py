@@ -204,6 +204,9 @@ class BuiltinFunction(Function):
     ctx_attrs: tuple = ()
     # Positions of the forward arguments that are tensor inputs (edges); None: all of them.
     tensor_positions: tuple | None = None
+    # Whether the output's tangent is cast to the output's dtype; False where the forward rule
+    # gives torch's own tangent dtype, which can be wider (see forward_rules._scaled_zero).
+    tangent_in_output_dtype: bool = True
 
     @classmethod
     def _node_slots(cls) -> tuple:

@@ -767,7 +767,10 @@ class MseLossBackward(BuiltinFunction):
         tg, tx, tt = tangents[:3]
         n = x.numel()
         scale = 2 / n if reduction == 1 and n else 2
-        terms = [mse_loss_backward(tg, x, target, reduction) if tg is not None else None,
+        # torch's rule takes the gradient's part from zeros when it has no tangent: nan
+        # where x - target is nan or infinite
+        terms = [mse_loss_backward(grad.new_zeros(grad.shape) if tg is None else tg, x, target,
+                                   reduction),
                  tx * grad * scale if tx is not None else None,
                  tt * grad * -scale if tt is not None else None]
         result = None

@@ -85,14 +85,16 @@ class NativeLayerNorm(BuiltinFunction):
         tx, _, tw, tb, _ = tangents
         dims = _norm_dims(x.dim(), normalized_shape)
         xhat, rstd = _normalized(x, dims, eps)
-        result = None
-        if tx is not None:
-            dxhat = (tx - tx.mean(dims, keepdim=True)
-                     - xhat * (xhat * tx).mean(dims, keepdim=True)) * rstd
-            result = dxhat if weight is None else dxhat * weight
+        if tx is None:
+            # As torch's: the input's part is computed from zeros, so an infinite or nan
+            # input row, or weight, still makes nan
+            tx = x.new_zeros(x.shape)
+        dxhat = (tx - tx.mean(dims, keepdim=True)
+                 - xhat * (xhat * tx).mean(dims, keepdim=True)) * rstd
+        result = dxhat if weight is None else dxhat * weight
         for term in (None if tw is None else xhat * tw, tb):
             if term is not None:
-                result = term if result is None else result + term
+                result = result + term
         return result
 
 
@@ -166,6 +168,10 @@ class NativeLayerNormBackward(BuiltinFunction):
         from ...autograd import forward_ad as fw
 
         grad, x, _, _, weight, normalized_shape, eps, _ = args
+        if x.numel() == 0:
+            # torch's rule (a decomposition) gives plain zeros when there are no rows or no
+            # normalized elements: no tangents
+            return None, None, None
         dims = _norm_dims(x.dim(), normalized_shape)
         with fw.dual_level():
             duals = [a if a is None or t is None else fw.make_dual(a, t)

@@ -21,6 +21,7 @@ class Add(BuiltinFunction):
     """a + alpha * b: the gradient passes through (scaled by alpha for b)."""
 
     node_name = "AddBackward0"
+    tangent_in_output_dtype = False  # (forward_rules._scaled_zero)
     saved_attrs = ("alpha",)
     tensor_positions = (0, 1)
 
@@ -56,6 +57,7 @@ class Sub(BuiltinFunction):
     """a - alpha * b."""
 
     node_name = "SubBackward0"
+    tangent_in_output_dtype = False  # (forward_rules._scaled_zero)
     saved_attrs = ("alpha",)
     tensor_positions = (0, 1)
 
@@ -152,6 +154,7 @@ class RsubTensor(BuiltinFunction):
     """other - alpha * x for a tensor ``other`` (``ext.rsub(x, other)``)."""
 
     node_name = "RsubBackward0"
+    tangent_in_output_dtype = False  # (forward_rules._scaled_zero)
     saved_attrs = ("alpha",)
     tensor_positions = (0, 1)
 
