@@ -538,6 +538,22 @@ def test_layer_norm_gradients_with_create_graph_come_from_one_node(T, rng):
     assert gb.requires_grad  # an output of a node whose inputs require grad
 
 
+def test_layer_norm_gradients_with_create_graph_require_grad_through_bias_alone(T, rng):
+    # The gradient node's edges are (grad, x, mean, rstd, weight, bias): a bias that requires
+    # grad makes the gradients require grad, though none of them depends on it.
+    x = T.tensor(rng.normal(size=(2, 3)))
+    b = T.tensor(rng.normal(size=3), requires_grad=True)
+    y = T.nn.functional.layer_norm(x, (3,), None, b)
+    (gb,) = T.autograd.grad((y * T.tensor(rng.normal(size=(2, 3)))).sum(), [b],
+                            create_graph=True)
+    assert gb.requires_grad
+    assert type(gb.grad_fn).__name__ == "NativeLayerNormBackwardBackward0"
+    nexts = gb.grad_fn.next_functions
+    assert len(nexts) == 6
+    assert [n is None for n, _ in nexts] == [True] * 5 + [False]
+    assert T.autograd.grad(gb.sum(), [b], allow_unused=True) == (None,)
+
+
 @pytest.mark.ext_only
 def test_layer_norm_third_derivative_matches_finite_differences(rng):
     """torch 2.13's third derivative of layer_norm differs from finite differences; ext's

@@ -74,8 +74,9 @@ class NativeLayerNorm(BuiltinFunction):
                                                    weight, dims, batch, needs)
             # With create_graph the three gradients come from one differentiable op, as torch's
             # native_layer_norm_backward (so each requires grad when any of its inputs does).
-            gx, gw, gb = layer_norm_backward(grad, x, mean, rstd, weight, ctx.normalized_shape,
-                                             ctx.eps, (needs[0], needs[2], needs[3]))
+            gx, gw, gb = layer_norm_backward(grad, x, mean, rstd, weight, bias,
+                                             ctx.normalized_shape, ctx.eps,
+                                             (needs[0], needs[2], needs[3]))
             return gx, None, gw, gb, None
         return (*_composite_backward(grad, x, weight, bias, dims, ctx.eps, needs), None)
 
@@ -115,20 +116,24 @@ def _composite_backward(grad, x, weight, bias, dims: tuple, eps: float, needs: t
 
 class NativeLayerNormBackward(BuiltinFunction):
     """layer_norm's backward as one op: (grad, x, weight) to the gradients of x, weight and
-    bias. Its own backward differentiates the composite formula, recomputed from its inputs."""
+    bias. Its own backward differentiates the composite formula, recomputed from its inputs.
+
+    As torch's native_layer_norm_backward, its edges are (grad, x, mean, rstd, weight, bias):
+    the statistics are not differentiable and bias, which the gradients do not depend on, gets
+    no gradient, yet a bias that requires grad makes the three gradients require grad."""
 
     node_name = "NativeLayerNormBackwardBackward0"
-    ctx_attrs = ("normalized_shape", "eps", "outputs_needed", "has_bias")
-    tensor_positions = (0, 1, 4)
+    ctx_attrs = ("normalized_shape", "eps", "outputs_needed")
+    tensor_positions = (0, 1, 2, 3, 4, 5)
 
     @staticmethod
-    def forward(grad, x, mean, rstd, weight, normalized_shape, eps, outputs_needed):
-        return layer_norm_backward(grad, x, mean, rstd, weight, normalized_shape, eps,
+    def forward(grad, x, mean, rstd, weight, bias, normalized_shape, eps, outputs_needed):
+        return layer_norm_backward(grad, x, mean, rstd, weight, bias, normalized_shape, eps,
                                    outputs_needed)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        grad, x, _, _, weight, ctx.normalized_shape, ctx.eps, ctx.outputs_needed = inputs
+        grad, x, _, _, weight, _, ctx.normalized_shape, ctx.eps, ctx.outputs_needed = inputs
         ctx.save_for_backward(grad, x, weight)
 
     @staticmethod
@@ -153,7 +158,7 @@ class NativeLayerNormBackward(BuiltinFunction):
         dgrad = next(found) if ctx.needs_input_grad[0] else None
         dx = next(found) if ctx.needs_input_grad[1] else None
         dw = next(found) if ctx.needs_input_grad[4] else None
-        return dgrad, dx, None, None, dw, None, None, None
+        return dgrad, dx, None, None, dw, None, None, None, None
 
 
     @staticmethod
@@ -161,7 +166,7 @@ class NativeLayerNormBackward(BuiltinFunction):
         # The composite formula, run on duals at a level of its own.
         from ...autograd import forward_ad as fw
 
-        grad, x, _, _, weight, normalized_shape, eps, _ = args
+        grad, x, _, _, weight, _, normalized_shape, eps, _ = args
         dims = _norm_dims(x.dim(), normalized_shape)
         with fw.dual_level():
             duals = [a if a is None or t is None else fw.make_dual(a, t)
@@ -172,7 +177,7 @@ class NativeLayerNormBackward(BuiltinFunction):
                          for o in (outs[0], outs[2], outs[3]))
 
 
-def layer_norm_backward(grad: Tensor, x: Tensor, mean: Tensor, rstd: Tensor, weight,
+def layer_norm_backward(grad: Tensor, x: Tensor, mean: Tensor, rstd: Tensor, weight, bias,
                         normalized_shape: tuple, eps: float, outputs_needed: tuple) -> tuple:
     """The gradients of x, weight and bias of layer_norm for ``grad`` (None where not needed),
     recorded as one node when an input requires grad."""
@@ -182,11 +187,11 @@ def layer_norm_backward(grad: Tensor, x: Tensor, mean: Tensor, rstd: Tensor, wei
         grad._data, x._data, mean._data, rstd._data, weight, dims, batch,
         (outputs_needed[0], None, outputs_needed[1] and weight is not None, outputs_needed[2]))
     outs = (gx, gw, gb)
-    if STATE.grad_enabled and (grad._requires_grad or x._requires_grad or (
-            weight is not None and weight._requires_grad)) or STATE.special:
-        record_node(NativeLayerNormBackward, outs, (grad, x, weight),
-                    (grad, x, mean, rstd, weight, tuple(normalized_shape), eps, outputs_needed),
-                    result=outs)
+    if STATE.grad_enabled and (grad._requires_grad or x._requires_grad or any(
+            p is not None and p._requires_grad for p in (weight, bias))) or STATE.special:
+        record_node(NativeLayerNormBackward, outs, (grad, x, None, None, weight, bias),
+                    (grad, x, mean, rstd, weight, bias, tuple(normalized_shape), eps,
+                     outputs_needed), result=outs)
     return outs
 
 
