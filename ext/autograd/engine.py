@@ -38,6 +38,9 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                 captures.setdefault(edge, []).append(i)
     captured = [None] * len(inputs) if captures is not None else None
     targets = {fn for fn, _ in inputs} if inputs is not None else ()
+    # The nodes this backward runs or captures at: a node's gradient for an input whose node
+    # is not among them is left out.
+    executed = needed | targets if needed is not None else None
 
     buffers: dict[Node, list] = {}
     for (fn, nr), g in zip(roots, root_grads):
@@ -111,6 +114,9 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                     outputs = _validate_outputs(fn, fn._apply(grads))
             else:
                 outputs = (None,) * len(fn._next)
+            if executed is not None and fn._prunes_outputs:
+                outputs = tuple([None if nf not in executed else g
+                                 for nf, g in zip(fn._next, outputs)])
             if not keep_graph:
                 fn._release()
             if hooks is not None and hooks.post:

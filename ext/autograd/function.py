@@ -85,6 +85,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
     _forward_cls: type
     _skip_undefined = False
+    _prunes_outputs = False
     _materialize_grads = True
     _non_differentiable: tuple = ()
     _dirty: tuple = ()

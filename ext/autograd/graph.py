@@ -69,6 +69,10 @@ class Node:
     # Whether the engine may skip the node when no gradient reached it (built-ins pass "no
     # gradient" through; a custom Function's backward still runs, with zeros or None).
     _skip_undefined = True
+    # Whether the node leaves out the gradients of inputs that the running backward does not
+    # need (torch's should_compute_output, which node post-hooks see as None); a custom
+    # Function's backward returns all of its gradients.
+    _prunes_outputs = True
 
     def name(self) -> str:
         """The node's name, e.g. ``'MulBackward0'``."""
