@@ -89,9 +89,10 @@ KNOWN = (
           "RuntimeError", r"output with shape \[[\d, ]*\] doesn't match the broadcast shape",
           ops=BACKWARD, needs=("clamp",), ext_may_raise=True),
     Known("bool base of pow", "`False ** x` (a bool base) backward", "RuntimeError",
-          r"false INTERNAL ASSERT FAILED at .*Scalar\.cpp", needs=("pow",)),
+          r"false INTERNAL ASSERT FAILED at .*Scalar\.cpp", needs=("pow",), ext_may_raise=True),
     Known("zero tangent written in backward", "Backward while a forward-AD level is active",
-          "RuntimeError", r"ZeroTensors are immutable", modes=frozenset({"fwd"}), ops=BACKWARD),
+          "RuntimeError", r"ZeroTensors are immutable", modes=frozenset({"fwd"}), ops=BACKWARD,
+          ext_may_raise=True),
     # After a mark_dirty Function's apply failed for want of a jvp, torch's half-built node
     # passes None gradients, and its memory is often corrupted from then on: garbage sizes,
     # devices and types in backward's errors, or a crash (docs/differences.md).
