@@ -366,6 +366,9 @@ class AsStrided(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         ns = namespace_of(grad)
+        if not ctx.positions.size:
+            # torch's as_strided_backward: an empty view's gradient is zeros, without a graph
+            return ns.zeros(ctx.self_sym_sizes, dtype=grad.dtype), None
         if type(grad) is Tensor and STATE.grad_enabled and not ctx.overlapping:
             geometry = _strided_geometry(ctx.positions)
             if geometry is not None:
