@@ -818,7 +818,9 @@ class Cumsum(BuiltinFunction):
     def backward(ctx, grad):
         # sum_{j >= i} g_j: the running sum of the reversed gradient, reversed back.
         dim = ctx.dim
-        if not grad.dim():
+        # torch's cumsum_backward passes the gradient itself on where the sum runs over at
+        # most one element (a node of its own under create_graph)
+        if grad.numel() <= 1 or grad.shape[dim] == 1:
             return grad, None
         return grad.flip(dim).cumsum(dim).flip(dim), None
 
