@@ -206,11 +206,12 @@ def _sum_along(d: np.ndarray, dim: int) -> np.ndarray:
 
 
 def _softmax_input(x, dim, dtype, fn: str) -> tuple:
-    """The input converted to ``dtype`` (recorded, as torch's ToCopy) and the dim as an axis."""
+    """The input converted to ``dtype`` (recorded, as torch's ToCopy), its data in C order
+    (torch's result is contiguous whatever the input's layout) and the dim as an axis."""
     _check_tensor(x, fn)
     if dtype is not None and dtype._np != x._data.dtype:
         x = x.to(dtype)
-    d = x._data
+    d = np.ascontiguousarray(x._data)
     axis = _wrap_dim(dim, d.ndim)
     if d.dtype.kind != "f" and d.size:
         last = "lastdim_" if axis == d.ndim - 1 or d.ndim == 0 else ""
