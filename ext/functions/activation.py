@@ -211,7 +211,7 @@ def _softmax_input(x, dim, dtype, fn: str) -> tuple:
     _check_tensor(x, fn)
     if dtype is not None and dtype._np != x._data.dtype:
         x = x.to(dtype)
-    d = np.ascontiguousarray(x._data)
+    d = np.asarray(x._data, order="C")
     axis = _wrap_dim(dim, d.ndim)
     if d.dtype.kind != "f" and d.size:
         last = "lastdim_" if axis == d.ndim - 1 or d.ndim == 0 else ""

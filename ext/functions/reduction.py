@@ -831,7 +831,7 @@ def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     acc = _sum_dtype(d, dtype, "cumsum", dim)
     pos = _wrap_dim(dim, d.ndim)
     # torch's result is contiguous whatever the input's layout (a reshape of it is a view)
-    out = wrap(np.cumsum(np.ascontiguousarray(d), axis=pos, dtype=acc) if d.ndim
+    out = wrap(np.cumsum(np.asarray(d, order="C"), axis=pos, dtype=acc) if d.ndim
                else d.astype(acc or d.dtype))
     if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
         record(Cumsum, out, (x,), (x, dim))

@@ -242,7 +242,7 @@ def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
     """Normalize the trailing ``normalized_shape`` dims of ``x`` to mean 0 and variance 1, then
     scale by ``weight`` and shift by ``bias`` (elementwise, when given)."""
     shape = _check_layer_norm(x, normalized_shape, weight, bias)
-    d = np.ascontiguousarray(x._data)  # torch's result is contiguous whatever the input's layout
+    d = np.asarray(x._data, order="C")  # torch's result is contiguous whatever the input's layout
     dims = _norm_dims(d.ndim, shape)
     mean = np_mean(d, dims, True)
     centered = d - mean

@@ -385,7 +385,7 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
         fill = np.asarray(value).astype(d.dtype)
     try:
         # torch fills a contiguous clone, whatever the input's layout
-        out = wrap(np.ascontiguousarray(np.where(md, fill, d)))
+        out = wrap(np.asarray(np.where(md, fill, d), order="C"))
     except ValueError:
         raise broadcast_error(d, md) from None
     if type(value) is Tensor:
