@@ -1139,3 +1139,18 @@ def test_pow_minus_half_is_rsqrt(T):
     # torch computes x ** -0.5 as rsqrt(x): nan at -inf, -inf at -0.0
     x = T.tensor([-np.inf, -0.0, 4.0, np.inf])
     np.testing.assert_array_equal(to_np(x.pow(-0.5)), [np.nan, -np.inf, 0.5, 0.0])
+
+
+@pytest.mark.parametrize("exponent", [(0.5,), 0.5, "expanded"])
+def test_pow_with_a_tensor_exponent_of_one_half_is_pow_not_sqrt(T, exponent):
+    # A tensor exponent takes C's pow even when one value serves every element: inf at -inf,
+    # +0.0 at -0.0 (a number exponent of 0.5 is sqrt: nan and -0.0)
+    x = T.tensor([-np.inf, -0.0, 4.0], dtype=T.float64, requires_grad=True)
+    e = T.tensor(0.5, dtype=T.float64).expand(3) if exponent == "expanded" else \
+        T.tensor(exponent, dtype=T.float64)
+    y = to_np(x.pow(e))
+    np.testing.assert_array_equal(y, [np.inf, 0.0, 2.0])
+    assert not np.signbit(y[1])
+    # the gradient's x ** (e - 1) too: 1.5 * (-inf) ** 0.5
+    (g,) = T.autograd.grad(x.pow(e + 1).sum(), [x])
+    assert to_np(g)[0] == np.inf

@@ -488,7 +488,7 @@ def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
         if xd.dtype == np.bool_:
             raise NotImplementedError(_BOOL_POW)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = wrap(apply(_int_power if xd.dtype.kind in "iu" else np.power, xd, ed))
+            out = wrap(apply(_int_power if xd.dtype.kind in "iu" else _float_power, xd, ed))
         if recording(x, exponent) or STATE.special:
             record(PowTensorTensor, out, (x, exponent), (x, exponent))
         return out
@@ -521,6 +521,15 @@ def rpow(x: Tensor, base) -> Tensor:
     if recording(x, None) or STATE.special:
         record(PowScalarTensor, out, (x,), (base, x))
     return out
+
+
+def _float_power(base: np.ndarray, exp: np.ndarray) -> np.ndarray:
+    """base ** exp elementwise with C's pow, as torch's tensor exponent: NumPy computes an
+    exponent of 0.5 that is the same along its loop (broadcast) as sqrt, which gives nan at
+    -inf and -0.0 at -0.0 where pow gives inf and 0."""
+    if exp.shape != base.shape or 0 in exp.strides:
+        exp = np.broadcast_to(exp, np.broadcast_shapes(base.shape, exp.shape)).copy()
+    return np.power(base, exp)
 
 
 def _int_power(base, exp: np.ndarray) -> np.ndarray:
