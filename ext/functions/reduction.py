@@ -591,6 +591,10 @@ class ProdAll(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
+        if x.ndim and not namespace_of(x).is_grad_enabled() and (x == 0).sum().item() > 1:
+            # torch's prod_backward: with two zeros every product of the others is 0 (even
+            # beside a nan or an inf), unless the gradient is to be differentiated again
+            return namespace_of(x).zeros_like(x)
         dims = tuple(range(x.ndim))
         return _prod_backward(grad, x, result, dims, False)
 
