@@ -659,3 +659,14 @@ def test_gelu_gradient_is_a_gelu_backward_node_differentiable_twice_more(T, appr
     # the gradient, as a function of x and g, has correct first and second derivatives
     assert T.autograd.gradgradcheck(lambda a, b: T.autograd.grad(
         functional(T).gelu(a, approximate=approximate), [a], b, create_graph=True)[0], (x, g))
+
+
+def test_layer_norm_input_gradient_meets_inf_and_nan_as_torch_kernel(T):
+    # torch's kernel: dx = rstd * g * w + b * x + c, with b and c from the row sums of
+    # g * w * x and g * w; an inf weight makes every gradient of a row nan, even where the
+    # composite formula gives -inf
+    x = T.tensor([[1.75, -1.75, -1.0], [-0.546875, 1.0, -1.75]], requires_grad=True)
+    w = T.tensor([2.0, 0.25, float("inf")])
+    y = T.nn.functional.layer_norm(x, (3,), w)
+    y.backward(T.tensor([[0.5, 0.75, 1.0], [1.25, 1.5, 1.75]]))
+    assert np.isnan(to_np(x.grad)).all()

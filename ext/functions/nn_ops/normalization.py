@@ -200,8 +200,15 @@ def _layer_norm_backward_kernel(g, x, mean, rstd, weight, dims, batch, needs) ->
     gx = gw = gb = None
     if needs[0]:
         gs = g if weight is None else g * weight._data
-        gx = wrap(rstd * (gs - gs.mean(axis=dims, keepdims=True)
-                                   - xhat * (gs * xhat).mean(axis=dims, keepdims=True)))
+        # torch's kernel: dx = rstd * gs + b * x + c with b and c per row, from the sums of
+        # gs * x and gs (so an inf or nan in a row reaches its gradients as in torch)
+        ds = np.add.reduce(gs * x, axis=dims, keepdims=True)
+        db = np.add.reduce(gs, axis=dims, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            s = 1 / np.prod([x.shape[d] for d in dims], dtype=x.dtype)
+            b = (db * mean - ds) * rstd * rstd * rstd * s
+            c = -b * mean - db * rstd * s
+            gx = wrap(rstd * gs + b * x + c)
     if needs[2]:
         gw = wrap((g * xhat).sum(axis=batch))
     if needs[3]:
