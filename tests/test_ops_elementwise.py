@@ -1154,3 +1154,17 @@ def test_pow_with_a_tensor_exponent_of_one_half_is_pow_not_sqrt(T, exponent):
     # the gradient's x ** (e - 1) too: 1.5 * (-inf) ** 0.5
     (g,) = T.autograd.grad(x.pow(e + 1).sum(), [x])
     assert to_np(g)[0] == np.inf
+
+
+def test_pow_exponent_gradient_is_grad_times_a_where_as_torch(T):
+    # torch's pow_backward_exponent: grad * where(x == 0 and y >= 0, 0, x^y * log(x)); its
+    # derivative in y is nan at x = 0 (0 * log(0) in the masked branch)
+    x = T.tensor([0.0, 0.5], dtype=T.float64, requires_grad=True)
+    y = T.tensor([1.0, 1.0], dtype=T.float64, requires_grad=True)
+    (gy,) = T.autograd.grad((x ** y).sum(), [y], create_graph=True)
+    assert gy.grad_fn.name() == "MulBackward0"
+    assert gy.grad_fn.next_functions[1][0].name() == "WhereBackward0"
+    (ggy,) = T.autograd.grad(gy.sum(), [y])
+    g = to_np(ggy)
+    assert np.isnan(g[0])
+    np.testing.assert_allclose(g[1], np.log(0.5) ** 2 * 0.5)

@@ -432,7 +432,7 @@ class PowTensorTensor(BuiltinFunction):
             # A zero exponent has zero gradient, even at x = 0 where y * x^(y-1) is 0 * inf.
             gx = where(y == 0, 0.0, grad * (y * x ** (y - 1)))
         if ctx.needs_input_grad[1]:
-            gy = _masked_log_term(grad * result, x, y)
+            gy = _exponent_term(grad, x, y, result)
         return gx, gy
 
 
@@ -467,12 +467,12 @@ def log_of_base(base) -> float:
     return math.log(base) if base > 0 else math.nan
 
 
-def _masked_log_term(scaled: Tensor, x: Tensor, y: Tensor) -> Tensor:
-    # x^y * log(x) is 0, not nan, where x = 0 and y >= 0 (the limit torch uses).
-    term = scaled * x.log()
-    if not (x == 0).any():
-        return term
-    return where(logical_and(x == 0, y >= 0), 0.0, term)
+def _exponent_term(g: Tensor, x: Tensor, y: Tensor, result: Tensor) -> Tensor:
+    """torch's pow_backward_exponent: g * where(x == 0 and y >= 0, 0, x^y * log(x)), the
+    limit 0 there rather than nan (and, differentiated again, the nan of 0 * log(0) where the
+    branch is masked)."""
+    xl = x if x.dtype == result.dtype else x.to(result.dtype)
+    return g * where(logical_and(x == 0, y >= 0), 0.0, result * xl.log())
 
 
 # torch has no pow kernel for bool tensors (only a bool tensor to a bool number's power)
