@@ -286,6 +286,9 @@ class Finding:
     # torch's observations up to and with this one, (statement, label, category, observation)
     # each: a documented difference can test the mismatch against the values around it
     torch_trace: tuple = ()
+    # The outcomes (torch's, ext's) of the statement it showed at: a later observation of a
+    # statement that raised (the gradients, the hook calls) shows how far each engine got.
+    outcomes: tuple = (None, None)
 
     @property
     def signature(self) -> str:
@@ -398,8 +401,10 @@ def compare_all(prog: Program, mode: str, stats: Counter | None = None) -> list[
     for k, (a, b) in enumerate(zip(tt, te)):
         if a[:3] != b[:3] or not (_equal(a[3], b[3]) or same(a[3], b[3], loose)):
             label = a[1] if a[:3] == b[:3] else f"{a[1]} / ext: {b[1]}"
+            outcomes = tuple(next((x[3] for x in trace if x[0] == a[0] and x[1] == "outcome"),
+                                  None) for trace in (tt, te))
             found.append(Finding(prog, mode, a[0], label, a[2], a[3], b[3], raised,
-                                 tuple(tt[:k + 1])))
+                                 tuple(tt[:k + 1]), outcomes))
             break
         if stats is not None:
             stats[a[2]] += 1

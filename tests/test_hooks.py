@@ -490,6 +490,44 @@ def test_node_post_hook_returned_tuple_replaces_grad_inputs(T):
     assert w.grad is None
 
 
+def test_node_post_hook_sees_none_for_an_input_the_backward_does_not_need(T):
+    # A built-in node leaves out the gradient of an input on no path to what autograd.grad
+    # (or backward(inputs=...)) asks for; a custom Function's backward returns them all.
+    class Mul(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, g * 3
+
+    seen = []
+    a, b = leaf(T), leaf(T)
+    a1, b1 = a * 1, b * 1
+    y = a1 * b1
+    z = Mul.apply(a1, b1)
+    for node in (y.grad_fn, z.grad_fn):
+        node.register_hook(lambda gi, go: seen.append([None if g is None else values(g)
+                                                       for g in gi]))
+    T.autograd.grad((y + z).sum(), [b1], retain_graph=True)
+    (y + z).sum().backward(inputs=[b])
+
+    assert sorted(seen, key=str) == [[None, [1.0, 2.0]]] * 2 + [[[2.0, 2.0], [3.0, 3.0]]] * 2
+
+
+def test_copy_slices_post_hook_sees_none_for_a_base_without_history(T):
+    seen = []
+    base = T.zeros(2, 2)
+    v = T.ones(1, requires_grad=True)
+    base[0, :1].mul_(v)
+    base.grad_fn.register_hook(lambda gi, go: seen.append([g is None for g in gi]))
+    base.sum().backward()
+
+    assert type(base.grad_fn).__name__ == "CopySlices"
+    assert seen == [[True, False]]
+
+
 def test_accumulate_grad_post_hook_gets_empty_grad_inputs(T):
     seen = []
     x = leaf(T)

@@ -595,6 +595,20 @@ def test_copy_slices_with_create_graph_of_an_empty_view(T):
     assert gg.tolist() == [[3.0, 3.0], [3.0, 3.0]]
 
 
+def test_gradient_through_a_regenerated_empty_view_is_zeros_without_a_graph(T):
+    # torch's as_strided_backward returns zeros for a view with a size-0 dim, even when the
+    # gradient it receives requires grad (create_graph)
+    x = T.ones((0, 3), requires_grad=True)
+    w = T.ones((0, 2), requires_grad=True)
+    b = x * 1
+    view = b[:, 1:]
+    view.mul_(2)
+    assert view.grad_fn.name() == "AsStridedBackward0"
+    (gx,) = T.autograd.grad((view * w).sum(), [x], create_graph=True)
+    assert gx.shape == (0, 3)
+    assert not gx.requires_grad
+
+
 def test_copy_slices_refuses_a_second_backward_without_retain_graph(T):
     x = T.tensor([1.0, 2.0], requires_grad=True)
     y = x * 1

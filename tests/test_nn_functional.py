@@ -1081,3 +1081,22 @@ def test_nll_loss_gradient_is_an_nll_loss_backward_node(T, reduction):
     assert gg.grad_fn.name() == "NllLossBackward0"
     expected = {"mean": 1.5, "sum": 6.0, "none": [3.0, 3.0, 0.0]}[reduction]
     np.testing.assert_allclose(gg.detach().numpy(), expected)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_loss_gradient_of_a_dual_input_is_the_one_hot_times_grad(T, weighted):
+    # Under forward AD torch computes nll_loss's gradient by its decomposition, one-hot * grad:
+    # an infinite grad gives nan off the targets (plain backward gives 0 there)
+    fw = T.autograd.forward_ad
+    weight = T.tensor([0.5, 2.0, 1.0], dtype=T.float64) if weighted else None
+    with fw.dual_level():
+        x = fw.make_dual(T.zeros(2, 3, dtype=T.float64), T.ones(2, 3, dtype=T.float64))
+        x.requires_grad_()
+        out = T.nn.functional.nll_loss(x, T.tensor([0, 2]), weight)
+        (gx,) = T.autograd.grad(out, x, T.tensor(float("inf"), dtype=T.float64))
+        g = to_np(fw.unpack_dual(gx).primal)
+    np.testing.assert_array_equal(g, [[-np.inf, np.nan, np.nan], [np.nan, np.nan, -np.inf]])
+    x = T.zeros(2, 3, dtype=T.float64, requires_grad=True)
+    out = T.nn.functional.nll_loss(x, T.tensor([0, 2]), weight)
+    (gx,) = T.autograd.grad(out, x, T.tensor(float("inf"), dtype=T.float64))
+    np.testing.assert_array_equal(to_np(gx), [[-np.inf, 0, 0], [0, 0, -np.inf]])

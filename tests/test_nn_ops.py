@@ -549,6 +549,22 @@ def test_layer_norm_double_backward_of_an_empty_input_passes_anomaly_mode(T, sha
     assert tuple(gg.shape) == shape
 
 
+def test_layer_norm_gradients_with_create_graph_require_grad_through_bias_alone(T, rng):
+    # The gradient node's edges are (grad, x, mean, rstd, weight, bias): a bias that requires
+    # grad makes the gradients require grad, though none of them depends on it.
+    x = T.tensor(rng.normal(size=(2, 3)))
+    b = T.tensor(rng.normal(size=3), requires_grad=True)
+    y = T.nn.functional.layer_norm(x, (3,), None, b)
+    (gb,) = T.autograd.grad((y * T.tensor(rng.normal(size=(2, 3)))).sum(), [b],
+                            create_graph=True)
+    assert gb.requires_grad
+    assert type(gb.grad_fn).__name__ == "NativeLayerNormBackwardBackward0"
+    nexts = gb.grad_fn.next_functions
+    assert len(nexts) == 6
+    assert [n is None for n, _ in nexts] == [True] * 5 + [False]
+    assert T.autograd.grad(gb.sum(), [b], allow_unused=True) == (None,)
+
+
 @pytest.mark.ext_only
 def test_layer_norm_third_derivative_matches_finite_differences(rng):
     """torch 2.13's third derivative of layer_norm differs from finite differences; ext's
@@ -654,3 +670,14 @@ def test_gelu_gradient_is_a_gelu_backward_node_differentiable_twice_more(T, appr
     # the gradient, as a function of x and g, has correct first and second derivatives
     assert T.autograd.gradgradcheck(lambda a, b: T.autograd.grad(
         functional(T).gelu(a, approximate=approximate), [a], b, create_graph=True)[0], (x, g))
+
+
+def test_layer_norm_input_gradient_meets_inf_and_nan_as_torch_kernel(T):
+    # torch's kernel: dx = rstd * g * w + b * x + c, with b and c from the row sums of
+    # g * w * x and g * w; an inf weight makes every gradient of a row nan, even where the
+    # composite formula gives -inf
+    x = T.tensor([[1.75, -1.75, -1.0], [-0.546875, 1.0, -1.75]], requires_grad=True)
+    w = T.tensor([2.0, 0.25, float("inf")])
+    y = T.nn.functional.layer_norm(x, (3,), w)
+    y.backward(T.tensor([[0.5, 0.75, 1.0], [1.25, 1.5, 1.75]]))
+    assert np.isnan(to_np(x.grad)).all()

@@ -1139,3 +1139,32 @@ def test_pow_minus_half_is_rsqrt(T):
     # torch computes x ** -0.5 as rsqrt(x): nan at -inf, -inf at -0.0
     x = T.tensor([-np.inf, -0.0, 4.0, np.inf])
     np.testing.assert_array_equal(to_np(x.pow(-0.5)), [np.nan, -np.inf, 0.5, 0.0])
+
+
+@pytest.mark.parametrize("exponent", [(0.5,), 0.5, "expanded"])
+def test_pow_with_a_tensor_exponent_of_one_half_is_pow_not_sqrt(T, exponent):
+    # A tensor exponent takes C's pow even when one value serves every element: inf at -inf,
+    # +0.0 at -0.0 (a number exponent of 0.5 is sqrt: nan and -0.0)
+    x = T.tensor([-np.inf, -0.0, 4.0], dtype=T.float64, requires_grad=True)
+    e = T.tensor(0.5, dtype=T.float64).expand(3) if exponent == "expanded" else \
+        T.tensor(exponent, dtype=T.float64)
+    y = to_np(x.pow(e))
+    np.testing.assert_array_equal(y, [np.inf, 0.0, 2.0])
+    assert not np.signbit(y[1])
+    # the gradient's x ** (e - 1) too: 1.5 * (-inf) ** 0.5
+    (g,) = T.autograd.grad(x.pow(e + 1).sum(), [x])
+    assert to_np(g)[0] == np.inf
+
+
+def test_pow_exponent_gradient_is_grad_times_a_where_as_torch(T):
+    # torch's pow_backward_exponent: grad * where(x == 0 and y >= 0, 0, x^y * log(x)); its
+    # derivative in y is nan at x = 0 (0 * log(0) in the masked branch)
+    x = T.tensor([0.0, 0.5], dtype=T.float64, requires_grad=True)
+    y = T.tensor([1.0, 1.0], dtype=T.float64, requires_grad=True)
+    (gy,) = T.autograd.grad((x ** y).sum(), [y], create_graph=True)
+    assert gy.grad_fn.name() == "MulBackward0"
+    assert gy.grad_fn.next_functions[1][0].name() == "WhereBackward0"
+    (ggy,) = T.autograd.grad(gy.sum(), [y])
+    g = to_np(ggy)
+    assert np.isnan(g[0])
+    np.testing.assert_allclose(g[1], np.log(0.5) ** 2 * 0.5)

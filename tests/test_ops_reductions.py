@@ -840,3 +840,22 @@ def test_reductions_meeting_inf_minus_inf_give_nan_without_a_warning(T):
                           text=True, timeout=60)
     assert done.stderr == ""
     assert done.stdout.strip() == "[True, True, True, True, True, True, True]"
+
+
+@pytest.mark.parametrize("shape,dim", [((1, 3), 0), ((3,), 0), ((2, 1), 1), ((), 0)])
+def test_cumsum_over_at_most_one_element_passes_the_gradient_itself_on(T, shape, dim):
+    x = T.ones(shape, requires_grad=True)
+    g = T.ones(shape, requires_grad=True) * 2
+    (gx,) = T.autograd.grad(x.cumsum(dim), [x], g, create_graph=True)
+    trivial = len(shape) == 0 or shape[dim] == 1
+    assert gx.grad_fn.name() == ("MulBackward0" if trivial else "FlipBackward0")
+
+
+def test_prod_gradient_with_two_zeros_is_zeros_even_beside_nan(T):
+    # torch's prod_backward: two zeros make every product of the others 0 (without
+    # create_graph; the gradient that is to be differentiated again takes the formula)
+    x = T.tensor([0.0, 2.0, 0.0, float("nan")], dtype=T.float64, requires_grad=True)
+    x.prod().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0, 0.0]
+    (g,) = T.autograd.grad(x.prod(), [x], create_graph=True)
+    np.testing.assert_array_equal(to_np(g), [np.nan, np.nan, np.nan, 0.0])

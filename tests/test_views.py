@@ -451,3 +451,17 @@ def test_a_view_of_a_view_leaf_whose_base_changed_gets_a_history_that_leads_nowh
     assert w.requires_grad and w.grad_fn.next_functions == ((None, 0),)
     assert v.is_leaf and v.grad_fn is None
     assert T.autograd.grad(w.sum(), v, allow_unused=True) == (None,)
+
+
+@pytest.mark.parametrize("op", [
+    lambda T, a: T.softmax(a, 0),
+    lambda T, a: T.nn.functional.log_softmax(a, 1),
+    lambda T, a: a.cumsum(0),
+    lambda T, a: T.nn.functional.layer_norm(a, (4,)),
+    lambda T, a: a.masked_fill(a > 0, 1.0),
+])
+def test_ops_with_a_contiguous_result_let_reshape_of_a_transposed_input_view_it(T, op):
+    x = T.tensor(np.arange(16.0).reshape(4, 4), requires_grad=True)
+    y = op(T, x.t())
+    assert y.is_contiguous()
+    assert y.reshape(8, -1).grad_fn.name() == "ViewBackward0"

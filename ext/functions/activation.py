@@ -206,11 +206,12 @@ def _sum_along(d: np.ndarray, dim: int) -> np.ndarray:
 
 
 def _softmax_input(x, dim, dtype, fn: str) -> tuple:
-    """The input converted to ``dtype`` (recorded, as torch's ToCopy) and the dim as an axis."""
+    """The input converted to ``dtype`` (recorded, as torch's ToCopy), its data in C order
+    (torch's result is contiguous whatever the input's layout) and the dim as an axis."""
     _check_tensor(x, fn)
     if dtype is not None and dtype._np != x._data.dtype:
         x = x.to(dtype)
-    d = x._data
+    d = np.asarray(x._data, order="C")
     axis = _wrap_dim(dim, d.ndim)
     if d.dtype.kind != "f" and d.size:
         last = "lastdim_" if axis == d.ndim - 1 or d.ndim == 0 else ""
@@ -594,7 +595,16 @@ def nll_loss_backward(grad, x, target, weight, total_weight, reduction: int,
         if reduction == 1:
             with np.errstate(divide="ignore", invalid="ignore"):
                 value = value / total_weight._data
-        out = wrap(np.where(hits._data, value, 0).astype(g.dtype, copy=False))
+        h = hits._data
+        if STATE.fw_level is not None and _any_tangent(grad, x, weight, total_weight):
+            # Under forward AD torch computes this gradient by its decomposition: the one-hot
+            # of the targets (-1 there) times the scaled grad (0 for an ignored sample), so an
+            # infinite grad gives nan off the targets.
+            with np.errstate(invalid="ignore"):
+                out = np.where(h, -1.0, 0.0) * np.where(h.any(-1, keepdims=True), -value, 0)
+            out = wrap(out.astype(g.dtype, copy=False))
+        else:
+            out = wrap(np.where(h, value, 0).astype(g.dtype, copy=False))
         if STATE.grad_enabled and (grad._requires_grad or x._requires_grad) or STATE.special:
             record(NllLossBackward, out, (grad, x),
                    (grad, x, target, weight, total_weight, reduction, ignore_index))
@@ -607,6 +617,12 @@ def nll_loss_backward(grad, x, target, weight, total_weight, reduction: int,
     # where, not a product with the 0/1 mask: with every sample ignored the mean's total
     # weight is 0 and value is infinite, but the gradient is exactly 0.
     return namespace_of(x).where(hits, value, 0.0)
+
+
+def _any_tangent(*tensors) -> bool:
+    from ..autograd.forward_ad import tangent_of
+
+    return any(t is not None and tangent_of(t) is not None for t in tensors)
 
 
 def _check_nll(x, target, weight, ignore_index: int) -> None:

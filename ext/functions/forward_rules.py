@@ -135,7 +135,7 @@ def _div(args, out, t):
 def _pow_tensor_tensor(args, out, t):
     x, y = args
     tx = None if t[0] is None else where(y == 0, 0.0, t[0] * (y * x ** (y - 1)))
-    ty = None if t[1] is None else arithmetic._masked_log_term(t[1] * out, x, y)
+    ty = None if t[1] is None else arithmetic._exponent_term(t[1], x, y, out)
     return _sum(tx, ty)
 
 

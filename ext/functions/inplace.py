@@ -374,6 +374,9 @@ class AsStrided(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         ns = namespace_of(grad)
+        if not ctx.positions.size:
+            # torch's as_strided_backward: an empty view's gradient is zeros, without a graph
+            return ns.zeros(ctx.self_sym_sizes, dtype=grad.dtype), None
         if type(grad) is Tensor and STATE.grad_enabled and not ctx.overlapping:
             geometry = _strided_geometry(ctx.positions)
             if geometry is not None:
@@ -487,7 +490,7 @@ class CopySlices(Node):
 
             inside = sum_to(inside, shape)
         whole = as_strided_scatter(grad, inside.to(grad.dtype), self._positions)
-        return (whole, *res[:k], *res[k + 1:])
+        return (self._for_base(whole), *res[:k], *res[k + 1:])
 
     def _apply_differentiably(self, grad: Tensor, geometry: tuple) -> tuple:
         # torch's CopySlices under create_graph: a copy of grad (CopyBackwards), the op's
@@ -510,7 +513,12 @@ class CopySlices(Node):
 
                 inside = sum_to(inside, shape)
             region.copy_(inside)
-        return (result, *res[:k], *res[k + 1:])
+        return (self._for_base(result), *res[:k], *res[k + 1:])
+
+    def _for_base(self, whole: Tensor) -> Tensor | None:
+        # As torch's CopySlices, no gradient for a base that had no history (its edge leads
+        # nowhere): a node post-hook sees None there.
+        return None if self._next[0] is None else whole
 
     def _release(self) -> None:
         # Only drop the op's node, as torch does: a double-backward graph may still reach it

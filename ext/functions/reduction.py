@@ -591,6 +591,10 @@ class ProdAll(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
+        if x.ndim and not namespace_of(x).is_grad_enabled() and (x == 0).sum().item() > 1:
+            # torch's prod_backward: with two zeros every product of the others is 0 (even
+            # beside a nan or an inf), unless the gradient is to be differentiated again
+            return namespace_of(x).zeros_like(x)
         dims = tuple(range(x.ndim))
         return _prod_backward(grad, x, result, dims, False)
 
@@ -818,7 +822,9 @@ class Cumsum(BuiltinFunction):
     def backward(ctx, grad):
         # sum_{j >= i} g_j: the running sum of the reversed gradient, reversed back.
         dim = ctx.dim
-        if not grad.dim():
+        # torch's cumsum_backward passes the gradient itself on where the sum runs over at
+        # most one element (a node of its own under create_graph)
+        if grad.numel() <= 1 or grad.shape[dim] == 1:
             return grad, None
         return grad.flip(dim).cumsum(dim).flip(dim), None
 
@@ -828,7 +834,9 @@ def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     d = x._data
     acc = _sum_dtype(d, dtype, "cumsum", dim)
     pos = _wrap_dim(dim, d.ndim)
-    out = wrap(np.cumsum(d, axis=pos, dtype=acc) if d.ndim else d.astype(acc or d.dtype))
+    # torch's result is contiguous whatever the input's layout (a reshape of it is a view)
+    out = wrap(np.cumsum(np.asarray(d, order="C"), axis=pos, dtype=acc) if d.ndim
+               else d.astype(acc or d.dtype))
     if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
         record(Cumsum, out, (x,), (x, dim))
     return out

@@ -74,8 +74,9 @@ class NativeLayerNorm(BuiltinFunction):
                                                    weight, dims, batch, needs)
             # With create_graph the three gradients come from one differentiable op, as torch's
             # native_layer_norm_backward (so each requires grad when any of its inputs does).
-            gx, gw, gb = layer_norm_backward(grad, x, mean, rstd, weight, ctx.normalized_shape,
-                                             ctx.eps, (needs[0], needs[2], needs[3]))
+            gx, gw, gb = layer_norm_backward(grad, x, mean, rstd, weight, bias,
+                                             ctx.normalized_shape, ctx.eps,
+                                             (needs[0], needs[2], needs[3]))
             return gx, None, gw, gb, None
         return (*_composite_backward(grad, x, weight, bias, dims, ctx.eps, needs), None)
 
@@ -117,20 +118,24 @@ def _composite_backward(grad, x, weight, bias, dims: tuple, eps: float, needs: t
 
 class NativeLayerNormBackward(BuiltinFunction):
     """layer_norm's backward as one op: (grad, x, weight) to the gradients of x, weight and
-    bias. Its own backward differentiates the composite formula, recomputed from its inputs."""
+    bias. Its own backward differentiates the composite formula, recomputed from its inputs.
+
+    As torch's native_layer_norm_backward, its edges are (grad, x, mean, rstd, weight, bias):
+    the statistics are not differentiable and bias, which the gradients do not depend on, gets
+    no gradient, yet a bias that requires grad makes the three gradients require grad."""
 
     node_name = "NativeLayerNormBackwardBackward0"
-    ctx_attrs = ("normalized_shape", "eps", "outputs_needed", "has_bias")
-    tensor_positions = (0, 1, 4)
+    ctx_attrs = ("normalized_shape", "eps", "outputs_needed")
+    tensor_positions = (0, 1, 2, 3, 4, 5)
 
     @staticmethod
-    def forward(grad, x, mean, rstd, weight, normalized_shape, eps, outputs_needed):
-        return layer_norm_backward(grad, x, mean, rstd, weight, normalized_shape, eps,
+    def forward(grad, x, mean, rstd, weight, bias, normalized_shape, eps, outputs_needed):
+        return layer_norm_backward(grad, x, mean, rstd, weight, bias, normalized_shape, eps,
                                    outputs_needed)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        grad, x, _, _, weight, ctx.normalized_shape, ctx.eps, ctx.outputs_needed = inputs
+        grad, x, _, _, weight, _, ctx.normalized_shape, ctx.eps, ctx.outputs_needed = inputs
         ctx.save_for_backward(grad, x, weight)
 
     @staticmethod
@@ -159,15 +164,14 @@ class NativeLayerNormBackward(BuiltinFunction):
         dgrad = next(found) if ctx.needs_input_grad[0] else None
         dx = next(found) if ctx.needs_input_grad[1] else None
         dw = next(found) if ctx.needs_input_grad[4] else None
-        return dgrad, dx, None, None, dw, None, None, None
-
+        return dgrad, dx, None, None, dw, None, None, None, None
 
     @staticmethod
     def jvp(args, out, tangents):
         # The composite formula, run on duals at a level of its own.
         from ...autograd import forward_ad as fw
 
-        grad, x, _, _, weight, normalized_shape, eps, _ = args
+        grad, x, _, _, weight, _, normalized_shape, eps, _ = args
         if x.numel() == 0:
             # torch's rule (a decomposition) gives plain zeros when there are no rows or no
             # normalized elements: no tangents
@@ -182,7 +186,7 @@ class NativeLayerNormBackward(BuiltinFunction):
                          for o in (outs[0], outs[2], outs[3]))
 
 
-def layer_norm_backward(grad: Tensor, x: Tensor, mean: Tensor, rstd: Tensor, weight,
+def layer_norm_backward(grad: Tensor, x: Tensor, mean: Tensor, rstd: Tensor, weight, bias,
                         normalized_shape: tuple, eps: float, outputs_needed: tuple) -> tuple:
     """The gradients of x, weight and bias of layer_norm for ``grad`` (None where not needed),
     recorded as one node when an input requires grad."""
@@ -192,11 +196,11 @@ def layer_norm_backward(grad: Tensor, x: Tensor, mean: Tensor, rstd: Tensor, wei
         grad._data, x._data, mean._data, rstd._data, weight, dims, batch,
         (outputs_needed[0], None, outputs_needed[1] and weight is not None, outputs_needed[2]))
     outs = (gx, gw, gb)
-    if STATE.grad_enabled and (grad._requires_grad or x._requires_grad or (
-            weight is not None and weight._requires_grad)) or STATE.special:
-        record_node(NativeLayerNormBackward, outs, (grad, x, weight),
-                    (grad, x, mean, rstd, weight, tuple(normalized_shape), eps, outputs_needed),
-                    result=outs)
+    if STATE.grad_enabled and (grad._requires_grad or x._requires_grad or any(
+            p is not None and p._requires_grad for p in (weight, bias))) or STATE.special:
+        record_node(NativeLayerNormBackward, outs, (grad, x, None, None, weight, bias),
+                    (grad, x, mean, rstd, weight, bias, tuple(normalized_shape), eps,
+                     outputs_needed), result=outs)
     return outs
 
 
@@ -205,8 +209,15 @@ def _layer_norm_backward_kernel(g, x, mean, rstd, weight, dims, batch, needs) ->
     gx = gw = gb = None
     if needs[0]:
         gs = g if weight is None else g * weight._data
-        gx = wrap(rstd * (gs - gs.mean(axis=dims, keepdims=True)
-                                   - xhat * (gs * xhat).mean(axis=dims, keepdims=True)))
+        # torch's kernel: dx = rstd * gs + b * x + c with b and c per row, from the sums of
+        # gs * x and gs (so an inf or nan in a row reaches its gradients as in torch)
+        ds = np.add.reduce(gs * x, axis=dims, keepdims=True)
+        db = np.add.reduce(gs, axis=dims, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            s = 1 / np.prod([x.shape[d] for d in dims], dtype=x.dtype)
+            b = (db * mean - ds) * rstd * rstd * rstd * s
+            c = -b * mean - db * rstd * s
+            gx = wrap(rstd * gs + b * x + c)
     if needs[2]:
         gw = wrap((g * xhat).sum(axis=batch))
     if needs[3]:
@@ -247,7 +258,7 @@ def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
     """Normalize the trailing ``normalized_shape`` dims of ``x`` to mean 0 and variance 1, then
     scale by ``weight`` and shift by ``bias`` (elementwise, when given)."""
     shape = _check_layer_norm(x, normalized_shape, weight, bias)
-    d = x._data
+    d = np.asarray(x._data, order="C")  # torch's result is contiguous whatever the input's layout
     dims = _norm_dims(d.ndim, shape)
     mean = np_mean(d, dims, True)
     centered = d - mean

@@ -435,7 +435,7 @@ class PowTensorTensor(BuiltinFunction):
             # A zero exponent has zero gradient, even at x = 0 where y * x^(y-1) is 0 * inf.
             gx = where(y == 0, 0.0, grad * (y * x ** (y - 1)))
         if ctx.needs_input_grad[1]:
-            gy = _masked_log_term(grad * result, x, y)
+            gy = _exponent_term(grad, x, y, result)
         return gx, gy
 
 
@@ -470,12 +470,12 @@ def log_of_base(base) -> float:
     return math.log(base) if base > 0 else math.nan
 
 
-def _masked_log_term(scaled: Tensor, x: Tensor, y: Tensor) -> Tensor:
-    # x^y * log(x) is 0, not nan, where x = 0 and y >= 0 (the limit torch uses).
-    term = scaled * x.log()
-    if not (x == 0).any():
-        return term
-    return where(logical_and(x == 0, y >= 0), 0.0, term)
+def _exponent_term(g: Tensor, x: Tensor, y: Tensor, result: Tensor) -> Tensor:
+    """torch's pow_backward_exponent: g * where(x == 0 and y >= 0, 0, x^y * log(x)), the
+    limit 0 there rather than nan (and, differentiated again, the nan of 0 * log(0) where the
+    branch is masked)."""
+    xl = x if x.dtype == result.dtype else x.to(result.dtype)
+    return g * where(logical_and(x == 0, y >= 0), 0.0, result * xl.log())
 
 
 # torch has no pow kernel for bool tensors (only a bool tensor to a bool number's power)
@@ -491,7 +491,7 @@ def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
         if xd.dtype == np.bool_:
             raise NotImplementedError(_BOOL_POW)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = wrap(apply(_int_power if xd.dtype.kind in "iu" else np.power, xd, ed))
+            out = wrap(apply(_int_power if xd.dtype.kind in "iu" else _float_power, xd, ed))
         if recording(x, exponent) or STATE.special:
             record(PowTensorTensor, out, (x, exponent), (x, exponent))
         return out
@@ -524,6 +524,15 @@ def rpow(x: Tensor, base) -> Tensor:
     if recording(x, None) or STATE.special:
         record(PowScalarTensor, out, (x,), (base, x))
     return out
+
+
+def _float_power(base: np.ndarray, exp: np.ndarray) -> np.ndarray:
+    """base ** exp elementwise with C's pow, as torch's tensor exponent: NumPy computes an
+    exponent of 0.5 that is the same along its loop (broadcast) as sqrt, which gives nan at
+    -inf and -0.0 at -0.0 where pow gives inf and 0."""
+    if exp.shape != base.shape or 0 in exp.strides:
+        exp = np.broadcast_to(exp, np.broadcast_shapes(base.shape, exp.shape)).copy()
+    return np.power(base, exp)
 
 
 def _int_power(base, exp: np.ndarray) -> np.ndarray:

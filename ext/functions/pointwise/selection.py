@@ -384,7 +384,8 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     else:
         fill = np.asarray(value).astype(d.dtype)
     try:
-        out = wrap(np.where(md, fill, d))
+        # torch fills a contiguous clone, whatever the input's layout
+        out = wrap(np.asarray(np.where(md, fill, d), order="C"))
     except ValueError:
         raise broadcast_error(d, md) from None
     if type(value) is Tensor:
