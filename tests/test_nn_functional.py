@@ -157,6 +157,18 @@ def test_softmax_dtype_converts_first(T, rng):
     assert w.softmax(1, dtype=T.float64).grad_fn.next_functions[0][0].variable is w
 
 
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_results_and_gradients_are_contiguous_for_a_transposed_input(T, rng, fn):
+    x = leaf(T, sample(rng, (3, 4))).mT
+    for dim in (0, 1):
+        y = getattr(x, fn)(dim)
+        assert y.stride() == (3, 1)
+        with T.no_grad():
+            y.view(-1)  # a view needs the contiguous layout
+        (gx,) = T.autograd.grad(y, x, T.ones(3, 4, dtype=T.float64).mT, create_graph=True)
+        assert gx.stride() == (3, 1)
+
+
 def test_float32_and_float16_keep_their_dtype(T, rng):
     a = sample(rng, (3, 4), dtype=np.float32)
     y = T.tensor(a).softmax(1)

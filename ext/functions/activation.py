@@ -182,7 +182,7 @@ def softmax_backward_data(grad, y, dim: int):
         gy = grad * y
         return gy - y * _total(gy, dim)
     gy = grad._data * y._data
-    out = wrap(gy - y._data * _sum_along(gy, dim))
+    out = wrap(_contiguous(gy - y._data * _sum_along(gy, dim)))
     if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
         record(SoftmaxBackwardData, out, (grad, y), (grad, y, dim))
     return out
@@ -194,7 +194,7 @@ def log_softmax_backward_data(grad, y, dim: int):
     if type(grad) is not Tensor:
         return grad - y.exp() * _total(grad, dim)
     g = grad._data
-    out = wrap(g - np.exp(y._data) * _sum_along(g, dim))
+    out = wrap(_contiguous(g - np.exp(y._data) * _sum_along(g, dim)))
     if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
         record(LogSoftmaxBackwardData, out, (grad, y), (grad, y, dim))
     return out
@@ -227,6 +227,12 @@ def _shifted(d: np.ndarray, axis: int) -> np.ndarray:
         return d - d if d.ndim == 0 else d - d.max(axis=axis, keepdims=True)
 
 
+def _contiguous(d: np.ndarray, dtype: np.dtype | None = None) -> np.ndarray:
+    # torch's softmax kernels (and their backward) write a contiguous result whatever the
+    # layout of the input.
+    return d.astype(d.dtype if dtype is None else dtype, order="C", copy=False)
+
+
 def softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` converts the input first."""
     x, d, axis = _softmax_input(x, dim, dtype, "softmax")
@@ -235,7 +241,7 @@ def softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     else:
         e = np.exp(_shifted(d, axis))
         e /= e.sum(axis=axis, keepdims=True) if e.ndim else e
-        out = wrap(e.astype(d.dtype, copy=False))
+        out = wrap(_contiguous(e, d.dtype))
     if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(Softmax, out, (x,), (x, dim))
     return out
@@ -249,7 +255,7 @@ def log_softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tenso
     else:
         z = _shifted(d, axis)
         z -= np.log(np.exp(z).sum(axis=axis, keepdims=True) if z.ndim else np.exp(z))
-        out = wrap(z.astype(d.dtype, copy=False))
+        out = wrap(_contiguous(z, d.dtype))
     if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(LogSoftmax, out, (x,), (x, dim))
     return out
