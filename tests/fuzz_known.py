@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from fuzz_compare import TOLERANCE, close
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,10 @@ def _gelu_inf(f, st) -> bool:
         return False
     if t.dtype != "float32" or e.dtype != "float32" or t.data.shape != e.data.shape:
         return False
-    diff = ~((t.data == e.data) | (np.isnan(t.data) & np.isnan(e.data)))
-    return bool(diff.any() and np.isnan(t.data[diff]).all() and np.isposinf(e.data[diff]).all())
+    # (the other entries are compared as the fuzzer compares them: the vectorized kernel may
+    # differ from ext in the last bit there)
+    inf = np.isnan(t.data) & np.isposinf(e.data)
+    return bool(inf.any() and close(t.data, np.where(inf, np.nan, e.data), *TOLERANCE["float32"]))
 
 
 # ``v3.mul_(v3)``, ``v3[0].mul_(v3[0])``, ``v3 *= v3``: the operand is the target itself
