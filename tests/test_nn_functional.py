@@ -279,6 +279,18 @@ def test_nll_loss_of_one_sample(T, rng):
     np.testing.assert_array_equal(to_np(x.grad), [0, -2.0, 0])
 
 
+def test_nll_loss_of_one_sample_is_plus_zero_where_a_batch_gives_minus_zero(T):
+    F = functional(T)
+    zero = T.zeros(1, dtype=T.float64)
+    for reduction in ("none", "sum", "mean"):
+        for weight in (None, T.ones(1, dtype=T.float64)):
+            one = F.nll_loss(zero, T.tensor(0), weight, reduction=reduction)
+            assert math.copysign(1, one.item()) == 1
+        batch = F.nll_loss(zero[None], T.tensor([0]), reduction=reduction)
+        assert math.copysign(1, batch.reshape(-1)[0].item()) == (-1 if reduction == "none" else 1)
+    assert T.rsqrt(F.cross_entropy(-zero, T.tensor(0), reduction="none")).item() == math.inf
+
+
 def test_uint8_targets_and_ignored_out_of_range_targets(T, rng):
     lp = np_log_softmax(sample(rng, (4, 3)), 1)
     F = functional(T)

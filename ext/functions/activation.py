@@ -671,7 +671,10 @@ def nll_loss(x: Tensor, target: Tensor, weight: Tensor | None = None,
         t = t.reshape(())
     safe, w, keep = _sample_weights(t, weight, ignore_index, d.dtype)
     picked = d[safe] if d.ndim == 1 else d[np.arange(d.shape[0]), safe]
-    losses = -picked if w is None else -(picked * w)
+    picked = picked if w is None else picked * w
+    # torch negates each sample's loss of an (N, C) input; a (C,) input's loss it accumulates
+    # from 0 whatever the reduction, which makes a zero loss +0, never -0.
+    losses = -picked if d.ndim == 2 else 0 - picked
     if keep is not None:
         # An ignored sample's loss is exactly 0 (not the -0.0 that -x * 0 can give).
         losses = np.where(keep, losses, 0).astype(d.dtype, copy=False)
