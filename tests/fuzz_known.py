@@ -79,6 +79,17 @@ def _self_mul_tangent(f, st) -> bool:
         _SELF_MUL.match(line.strip()) for line in st.code.splitlines())
 
 
+# ``x.mul_(x[0])``, ``x.add_(x.t())``, ``x[0:2].add_(x[1:3])``, ``x[0:2] = x[1:3]``: the operand
+# is a part (or another layout) of the target; ``x.add_(x)`` reads each element it writes only
+_PART_OF_TARGET = (re.compile(r"^(.+)\.(?:mul_|add_|copy_)\(\1(?:\[0\]|\.t\(\)|\.mT)\)$"),
+                   re.compile(r"^(.+)\[\d+:\d+\](?:\.add_\(| = )\1\[\d+:\d+\]\)?$"))
+
+
+def _unseen_overlap(f, st) -> bool:
+    return f.category == "value" and any(
+        r.match(line.strip()) for r in _PART_OF_TARGET for line in st.code.splitlines())
+
+
 BACKWARD = ("tail.", "backward", "autograd.grad")
 
 KNOWN = (
@@ -104,6 +115,9 @@ KNOWN = (
           check=_gelu_inf),
     Known("tangent of x.mul_(x)", "Tangent of `x.mul_(x)`", modes=frozenset({"fwd"}),
           ops=("inplace.",), check=_self_mul_tangent),
+    Known("in-place op with an unseen overlap",
+          "An in-place op whose operand is a part of the written tensor that torch cannot see",
+          ops=("inplace.overlap",), check=_unseen_overlap),
 )
 
 
