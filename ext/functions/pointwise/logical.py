@@ -175,13 +175,15 @@ def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"{_dtype.FROM_NUMPY[a._data.dtype]._short} did not match "
                            f"{_dtype.FROM_NUMPY[b._data.dtype]._short}")
+    # torch compares with ``a == b`` first (which checks the shapes), then computes the error
+    # with differentiable ops (``rtol * b``, then ``a - b``), which read the history of an input
+    # that requires grad: a stale view raises there as in any op.
+    out = wrap(apply(lambda u, v: np.isclose(u, v, rtol=rtol, atol=atol, equal_nan=equal_nan),
+                     a._data, b._data))
     if (rtol or atol) and STATE.grad_enabled and not STATE.inference:
-        # torch computes the error with differentiable ops, which read the history of an input
-        # that requires grad: a stale view raises here as in any op.
-        for t in (a, b):
+        for t in (b, a):
             if t._requires_grad:
                 gradient_edge(t)
-    return wrap(apply(lambda u, v: np.isclose(u, v, rtol=rtol, atol=atol, equal_nan=equal_nan),
-                      a._data, b._data))
+    return out
 
 
