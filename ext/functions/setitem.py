@@ -103,7 +103,7 @@ def _index_put_overlap(x: Tensor, inputs) -> None:
     # index_put_ refuses values or indices that share any memory with the tensor; a masked fill
     # (which has read the value) only a mask that is part of the tensor's elements.
     index, values, *rest = inputs
-    mask = _fill_mask(x, index, values, rest and rest[0])
+    mask = _fill_mask(x, index, values, rest[0] if rest else False)
     if mask is None:
         refuse_any_overlap(x, inputs)
     else:
