@@ -15,6 +15,8 @@ import ext
 
 RTOL = 1e-10
 ATOL = 1e-12
+# (rtol, atol) per dtype for the deep fuzzer's values
+TOLERANCE = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
 
 
 class Mismatch(AssertionError):

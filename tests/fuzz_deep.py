@@ -42,7 +42,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from fuzz_compare import builtin_kind, close, dtype_name, is_leaf, is_tensor, node_name, to_numpy
+from fuzz_compare import (
+    TOLERANCE,
+    builtin_kind,
+    close,
+    dtype_name,
+    is_leaf,
+    is_tensor,
+    node_name,
+    to_numpy,
+)
 from fuzz_families import draw_program
 from fuzz_known import explain
 from fuzz_programs import FUNCTIONS, PREAMBLE, Program, namespace
@@ -50,7 +59,6 @@ from fuzz_programs import FUNCTIONS, PREAMBLE, Program, namespace
 import ext
 
 MODES = ("plain", "no_grad", "inference", "anomaly", "saved_hooks", "saved_copy", "fwd")
-TOLERANCE = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
 TIMEOUT = 20  # seconds for one program under all modes
 
 

@@ -916,3 +916,19 @@ def test_a_missing_jvp_raises_after_a_dirty_view_input_was_rebased(T):
         assert type(y.grad_fn).__name__ == "CopySlices"
         y.sum().backward()
         assert x.grad.tolist() == [[2.0], [2.0]]
+
+
+@pytest.mark.parametrize("op", ["bitwise_and", "bitwise_or", "bitwise_xor"])
+def test_a_bitwise_op_refuses_a_tangent_before_it_checks_shapes_and_dtypes(T, op):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.ones(2, 3, dtype=T.float64), T.ones(2, 3, dtype=T.float64))
+        for other in (T.ones(6, dtype=T.float64), T.ones(3, dtype=T.float64), 1.5):
+            with pytest.raises(NotImplementedError,
+                               match=f"Trying to use forward AD with aten::{op} that does not "
+                                     "support it."):
+                getattr(T, op)(x, other)
+        with pytest.raises(NotImplementedError, match="aten::bitwise_not that does not support"):
+            x.bitwise_not()
+        with pytest.raises(RuntimeError, match="The size of tensor a"):
+            getattr(T, op)(x.detach(), T.ones(6, dtype=T.float64))

@@ -762,3 +762,57 @@ def test_an_index_changed_under_saved_tensor_hooks_is_checked_by_backward(
         error, message = outcome
         with pytest.raises(error, match=re.escape(message)):
             y.sum().backward()
+
+
+def test_index_put_of_one_value_at_one_mask_is_a_masked_fill(T):
+    # torch reads the value as a number first: its dtype need not match and it may be one of
+    # the tensor's own elements; the mask may be the tensor itself, not a part of it.
+    mask = T.tensor([True, False, True])
+    assert T.zeros(3).index_put((mask,), T.tensor(7)).tolist() == [7.0, 0.0, 7.0]
+    assert T.zeros(3).index_put((mask,), T.tensor([True])).tolist() == [1.0, 0.0, 1.0]
+    v = T.tensor([[True, False], [True, False], [False, True]])
+    assert v.index_put_((v,), T.tensor(-4)).tolist() == [[True, False], [True, False],
+                                                         [False, True]]
+    assert v.index_put_((v,), T.tensor(False)).tolist() == [[False, False]] * 3
+    i = T.tensor([1, 0, 2])
+    assert i.index_put_((i > 0,), i[0]).tolist() == [1, 0, 1]
+    i[i > 0] = i[2]
+    assert i.tolist() == [1, 0, 1]
+    b = T.tensor([True, False, True])
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the "
+                                           "written-to tensor refer to a single memory"):
+        b[1:].index_put_((b[:2],), T.tensor(True))
+    with pytest.raises(IndexError, match=r"The shape of the mask \[2\] at index 0 does not match"):
+        T.zeros(3).index_put((T.tensor([True, False]),), T.tensor(7))
+    with pytest.raises(RuntimeError, match="masked_fill_ only supports boolean masks, but got "
+                                           "mask with dtype unsigned char"):
+        T.zeros(3).index_put((T.tensor([1, 0, 1], dtype=T.uint8),), T.tensor(7.0))
+    # accumulating, or more than one value, is an index_put with its dtype check
+    for values, accumulate in ((T.tensor(7), True), (T.tensor([7, 8]), False)):
+        with pytest.raises(RuntimeError, match="Index put requires the source and destination "
+                                               "dtypes match"):
+            T.zeros(3).index_put((mask,), values, accumulate=accumulate)
+    x = T.zeros(3, requires_grad=True)
+    value = T.tensor(2.0, dtype=T.float64, requires_grad=True)
+    y = x.index_put((mask,), value)
+    assert type(y.grad_fn).__name__ == "IndexPutBackward0"
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 0.0]
+    assert value.grad.item() == 2.0 and value.grad.dtype == T.float64
+
+
+def test_index_put_checks_the_indices_then_the_values_shape_and_dtype_then_the_range(T):
+    at0, at5 = (T.tensor([0]),), (T.tensor([5]),)
+    with pytest.raises(IndexError, match="index is out of bounds for dimension with size 0"):
+        T.zeros(0).index_put(at0, T.tensor(True))
+    with pytest.raises(IndexError, match="index is out of bounds for dimension with size 0"):
+        T.zeros(0).index_put(at0, T.ones(2))
+    with pytest.raises(RuntimeError, match=r"shape mismatch: value tensor of shape \[2\] cannot "
+                                           r"be broadcast to indexing result of shape \[1\]"):
+        T.zeros(3).index_put(at5, T.ones(2, dtype=T.float64))
+    with pytest.raises(RuntimeError, match="Index put requires the source and destination "
+                                           "dtypes match, got Float for the destination and "
+                                           "Bool for the source"):
+        T.zeros(3).index_put(at5, T.tensor([True]))
+    with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 3"):
+        T.zeros(3).index_put(at5, T.ones(1))

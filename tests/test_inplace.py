@@ -1020,3 +1020,13 @@ def test_in_place_write_into_a_broadcast_expand_is_refused(T):
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
         x.expand(2, 3).add_(1)
     assert x.tolist() == [[0.0, 0.0, 0.0]] and x._version == 0
+
+
+def test_an_overlap_torch_cannot_see_reads_the_whole_operand_before_the_write():
+    """torch's kernel reads such an operand while it writes, in blocks that depend on the CPU's
+    vector width (docs/differences.md); ext reads it first."""
+    import ext
+
+    x = ext.full((2, 3), 2.0, dtype=ext.float64)
+    x.mT.mul_(x.mT[0])  # the operand is x[:, 0], which the write changes
+    assert x.tolist() == [[4.0, 4.0, 4.0], [4.0, 4.0, 4.0]]

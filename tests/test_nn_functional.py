@@ -157,6 +157,18 @@ def test_softmax_dtype_converts_first(T, rng):
     assert w.softmax(1, dtype=T.float64).grad_fn.next_functions[0][0].variable is w
 
 
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_results_and_gradients_are_contiguous_for_a_transposed_input(T, rng, fn):
+    x = leaf(T, sample(rng, (3, 4))).mT
+    for dim in (0, 1):
+        y = getattr(x, fn)(dim)
+        assert y.stride() == (3, 1)
+        with T.no_grad():
+            y.view(-1)  # a view needs the contiguous layout
+        (gx,) = T.autograd.grad(y, x, T.ones(3, 4, dtype=T.float64).mT, create_graph=True)
+        assert gx.stride() == (3, 1)
+
+
 def test_float32_and_float16_keep_their_dtype(T, rng):
     a = sample(rng, (3, 4), dtype=np.float32)
     y = T.tensor(a).softmax(1)
@@ -265,6 +277,18 @@ def test_nll_loss_of_one_sample(T, rng):
             assert loss.item() == -lp[1]
     F.nll_loss(x, T.tensor(1), weight=T.tensor(CLASS_WEIGHTS), reduction="sum").backward()
     np.testing.assert_array_equal(to_np(x.grad), [0, -2.0, 0])
+
+
+def test_nll_loss_of_one_sample_is_plus_zero_where_a_batch_gives_minus_zero(T):
+    F = functional(T)
+    zero = T.zeros(1, dtype=T.float64)
+    for reduction in ("none", "sum", "mean"):
+        for weight in (None, T.ones(1, dtype=T.float64)):
+            one = F.nll_loss(zero, T.tensor(0), weight, reduction=reduction)
+            assert math.copysign(1, one.item()) == 1
+        batch = F.nll_loss(zero[None], T.tensor([0]), reduction=reduction)
+        assert math.copysign(1, batch.reshape(-1)[0].item()) == (-1 if reduction == "none" else 1)
+    assert T.rsqrt(F.cross_entropy(-zero, T.tensor(0), reduction="none")).item() == math.inf
 
 
 def test_uint8_targets_and_ignored_out_of_range_targets(T, rng):

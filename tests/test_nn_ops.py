@@ -122,6 +122,16 @@ def test_layer_norm_without_affine_and_in_float32(T, rng):
                                atol=1e-6)
 
 
+def test_layer_norm_without_a_bias_gives_plus_zero_where_the_weight_is_zero(T):
+    x = T.tensor([[1.5, -0.5], [-0.5, 1.5], [0.0, -0.0]])
+    signs = lambda y: [math.copysign(1, v) for v in y.reshape(-1).tolist()]  # noqa: E731
+    F = functional(T)
+    assert signs(F.layer_norm(x, (2,), T.zeros(2))) == [1] * 6
+    assert signs(F.layer_norm(x, (2,))[2]) == [1, 1]
+    # with a bias, the product's sign survives a -0 bias
+    assert signs(F.layer_norm(x, (2,), T.zeros(2), -T.zeros(2))) == [1, -1, -1, 1, 1, -1]
+
+
 def test_embedding_values_and_gradient_with_padding_and_frequency_scaling(T, rng):
     wa = sample(rng, (5, 3))
     w = leaf(T, wa)

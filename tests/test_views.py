@@ -220,6 +220,36 @@ def test_isclose_of_a_stale_no_grad_view_raises_as_its_differentiable_parts_do(T
         T.isclose(v, T.tensor(-0.75, dtype=T.float64))
 
 
+def test_isclose_compares_shapes_before_it_reads_history_and_reads_other_first(T):
+    y = T.tensor([0.75, 1.75], dtype=T.float64, requires_grad=True) * 1
+    with T.no_grad():
+        v = y.unsqueeze(0)
+    w = T.tensor([[0.5, 1.5]], dtype=T.float64, requires_grad=True) * 1
+    (u,) = w.unbind()
+    y.mul_(2)
+    w.mul_(2)
+    with pytest.raises(RuntimeError, match="The size of tensor a"):
+        T.isclose(v, T.ones(3, dtype=T.float64))  # its first step, ==, records nothing
+    with pytest.raises(RuntimeError, match="Output 0 of Unbind is a view"):
+        T.isclose(v, u)
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode"):
+        T.isclose(u, v)
+
+
+def test_an_op_without_derivative_reads_a_stale_views_history_before_its_arguments(T):
+    # torch's autograd fallback collects the inputs' history before the kernel refuses floats
+    x = T.zeros(4, dtype=T.float64, requires_grad=True)
+    with T.no_grad():
+        v = x[None]
+        v.zero_()
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base"):
+        T.bitwise_or(T.tensor([3, -1]), v)
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base"):
+        v.bitwise_not()
+    with T.no_grad(), pytest.raises(NotImplementedError, match='"bitwise_or_cpu" not implemented'):
+        T.bitwise_or(T.tensor([3, -1, 0, 1]), v)
+
+
 def test_a_no_grad_view_of_a_base_that_later_requires_grad_raises_on_use(T):
     base = T.zeros(4)
     with T.no_grad():

@@ -29,7 +29,7 @@ from ..autograd.graph import (
 )
 
 __all__ = ["BuiltinFunction", "BuiltinNode", "record", "as_array", "binary_operands",
-           "namespace_of"]
+           "namespace_of", "not_differentiable_checks"]
 
 _new = object.__new__
 _NEEDS_ONE = (True,)
@@ -297,6 +297,26 @@ def _special(op: type, outputs: tuple, inputs: tuple, args: tuple) -> bool:
     if any(o is not None and o._data.dtype.kind != "f" for o in outputs):
         return True
     return not any(t is not None and t._requires_grad for t in inputs)
+
+
+def not_differentiable_checks(name: str, *inputs) -> None:
+    """What torch's autograd layer does for an op it has no derivative for (its "not
+    implemented" fallback), before the kernel checks the arguments: under grad mode, when an
+    input requires grad, it reads every input's history (a view whose base was modified in a
+    forbidden way raises there); then it refuses inputs that carry a forward-AD tangent.
+    Inference mode skips that layer."""
+    if STATE.inference:
+        return
+    tensors = [t for t in inputs if type(t) is Tensor]
+    if STATE.grad_enabled and any(t.requires_grad for t in tensors):
+        for t in tensors:
+            t.grad_fn  # noqa: B018 - reading a stale view's history is the check
+    if STATE.fw_level is not None:
+        from ..autograd.forward_ad import tangent_of
+
+        if any(tangent_of(t) is not None for t in tensors):
+            raise NotImplementedError(f"Trying to use forward AD with aten::{name} that does "
+                                      "not support it.")
 
 
 def as_array(result) -> np.ndarray:

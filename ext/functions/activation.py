@@ -182,7 +182,7 @@ def softmax_backward_data(grad, y, dim: int):
         gy = grad * y
         return gy - y * _total(gy, dim)
     gy = grad._data * y._data
-    out = wrap(gy - y._data * _sum_along(gy, dim))
+    out = wrap(_contiguous(gy - y._data * _sum_along(gy, dim)))
     if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
         record(SoftmaxBackwardData, out, (grad, y), (grad, y, dim))
     return out
@@ -194,7 +194,7 @@ def log_softmax_backward_data(grad, y, dim: int):
     if type(grad) is not Tensor:
         return grad - y.exp() * _total(grad, dim)
     g = grad._data
-    out = wrap(g - np.exp(y._data) * _sum_along(g, dim))
+    out = wrap(_contiguous(g - np.exp(y._data) * _sum_along(g, dim)))
     if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
         record(LogSoftmaxBackwardData, out, (grad, y), (grad, y, dim))
     return out
@@ -228,6 +228,12 @@ def _shifted(d: np.ndarray, axis: int) -> np.ndarray:
         return d - d if d.ndim == 0 else d - d.max(axis=axis, keepdims=True)
 
 
+def _contiguous(d: np.ndarray, dtype: np.dtype | None = None) -> np.ndarray:
+    # torch's softmax kernels (and their backward) write a contiguous result whatever the
+    # layout of the input.
+    return d.astype(d.dtype if dtype is None else dtype, order="C", copy=False)
+
+
 def softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` converts the input first."""
     x, d, axis = _softmax_input(x, dim, dtype, "softmax")
@@ -236,7 +242,7 @@ def softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     else:
         e = np.exp(_shifted(d, axis))
         e /= e.sum(axis=axis, keepdims=True) if e.ndim else e
-        out = wrap(e.astype(d.dtype, copy=False))
+        out = wrap(_contiguous(e, d.dtype))
     if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(Softmax, out, (x,), (x, dim))
     return out
@@ -250,7 +256,7 @@ def log_softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tenso
     else:
         z = _shifted(d, axis)
         z -= np.log(np.exp(z).sum(axis=axis, keepdims=True) if z.ndim else np.exp(z))
-        out = wrap(z.astype(d.dtype, copy=False))
+        out = wrap(_contiguous(z, d.dtype))
     if x._requires_grad and STATE.grad_enabled or STATE.special:
         record(LogSoftmax, out, (x,), (x, dim))
     return out
@@ -681,7 +687,10 @@ def nll_loss(x: Tensor, target: Tensor, weight: Tensor | None = None,
         t = t.reshape(())
     safe, w, keep = _sample_weights(t, weight, ignore_index, d.dtype)
     picked = d[safe] if d.ndim == 1 else d[np.arange(d.shape[0]), safe]
-    losses = -picked if w is None else -(picked * w)
+    picked = picked if w is None else picked * w
+    # torch negates each sample's loss of an (N, C) input; a (C,) input's loss it accumulates
+    # from 0 whatever the reduction, which makes a zero loss +0, never -0.
+    losses = -picked if d.ndim == 2 else 0 - picked
     if keep is not None:
         # An ignored sample's loss is exactly 0 (not the -0.0 that -x * 0 can give).
         losses = np.where(keep, losses, 0).astype(d.dtype, copy=False)

@@ -368,7 +368,8 @@ def _index_tensor(obj) -> Tensor:
     return wrap(arr if arr.dtype in _MASKS else arr.astype(np.int64))
 
 
-def _check_mask(mask_shape: tuple, shape: tuple, pos: int) -> None:
+def check_mask(mask_shape: tuple, shape: tuple, pos: int) -> None:
+    """torch's IndexError for a mask whose shape differs from the dims it indexes."""
     for j, s in enumerate(mask_shape):
         if pos + j >= len(shape) or shape[pos + j] != s:
             raise IndexError(f"The shape of the mask {list(mask_shape)} at index {j} does not "
@@ -376,10 +377,20 @@ def _check_mask(mask_shape: tuple, shape: tuple, pos: int) -> None:
                              f"{pos + j}")
 
 
-def _check_arrays(key: list, shape: tuple) -> None:
-    """torch's checks of the index arrays: they broadcast together, and each is in range (the
-    first element out of range, in order, is the one reported; none when nothing is read)."""
+def _check_arrays(key: list, shape: tuple, bounds: bool = True) -> None:
+    """torch's checks of the index arrays: they broadcast together, and (with ``bounds``) each
+    is in range (the first element out of range, in order, is the one reported; none when
+    nothing is read)."""
+    if _check_index_shapes(key, shape) and bounds:
+        check_bounds(key, shape)
+
+
+def _check_index_shapes(key: list, shape: tuple) -> bool:
+    # The checks of the index arrays that come before the value's (in index_put): they
+    # broadcast together, and no non-empty one indexes an empty dim. False: nothing is read.
     arrays = [(k, a) for k, a in enumerate(key) if type(a) is np.ndarray]
+    if not arrays:
+        return False
     if len(arrays) > 1:
         try:
             full = np.broadcast_shapes(*(a.shape for _, a in arrays))
@@ -390,10 +401,21 @@ def _check_arrays(key: list, shape: tuple) -> None:
     else:
         full = arrays[0][1].shape
     if 0 in full:
-        return
+        return False
     if any(shape[k] == 0 for k, _ in arrays):
         # No index is valid in an empty dim; torch says so even when nothing is read.
         raise IndexError("index is out of bounds for dimension with size 0")
+    return True
+
+
+def check_bounds(key, shape: tuple) -> None:
+    """torch's IndexError for the first index out of range (none when nothing is read)."""
+    arrays = [(k, a) for k, a in enumerate(key) if type(a) is np.ndarray]
+    if not arrays:
+        return
+    full = np.broadcast_shapes(*(a.shape for _, a in arrays))
+    if 0 in full:
+        return
     for k, a in arrays:
         if a.size and (a.min() < -shape[k] or a.max() >= shape[k]):
             break
@@ -421,7 +443,7 @@ def _result_shape(shape: tuple, key) -> tuple:
     return full + rest
 
 
-def _take(d: np.ndarray, key: tuple) -> np.ndarray:
+def take(d: np.ndarray, key: tuple) -> np.ndarray:
     """``d[key]``. An empty read with an index out of range is no error in torch (it reads
     nothing, so checks nothing), only in NumPy."""
     try:
@@ -432,9 +454,10 @@ def _take(d: np.ndarray, key: tuple) -> np.ndarray:
         return np.empty(_result_shape(d.shape, key), d.dtype)
 
 
-def _numpy_key(shape: tuple, indices, validate: bool = True) -> tuple:
+def numpy_key(shape: tuple, indices, validate: bool = True, bounds: bool = True) -> tuple:
     """NumPy's index for torch's index list on a tensor of ``shape``, and whether it reads each
-    element at most once (masks only); with torch's checks when ``validate``."""
+    element at most once (masks only); with torch's checks when ``validate`` (but for the
+    indices' range without ``bounds``)."""
     if validate:
         spans = sum(1 if e is None or e._data.dtype not in _MASKS else e._data.ndim
                     for e in indices)
@@ -452,7 +475,7 @@ def _numpy_key(shape: tuple, indices, validate: bool = True) -> tuple:
             if validate:
                 if a.dtype == np.uint8:
                     warnings.warn(_UINT8_WARNING, UserWarning, stacklevel=4)
-                _check_mask(a.shape, shape, len(key))
+                check_mask(a.shape, shape, len(key))
             key.extend(np.nonzero(a))
         elif a.dtype in _INTEGERS:
             key.append(a)
@@ -460,14 +483,14 @@ def _numpy_key(shape: tuple, indices, validate: bool = True) -> tuple:
         else:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     if validate:
-        _check_arrays(key, shape)
+        _check_arrays(key, shape, bounds)
     return tuple(key), unique
 
 
 def _index(x: Tensor, indices: tuple, validate: bool = True) -> Tensor:
     """``x[indices]`` for torch's index list (tensors, None for a whole dim): one copy."""
-    key, _ = _numpy_key(x._data.shape, indices, validate)
-    return _index_result(x, _take(x._data, key), indices)
+    key, _ = numpy_key(x._data.shape, indices, validate)
+    return _index_result(x, take(x._data, key), indices)
 
 
 def _index_result(x: Tensor, data: np.ndarray, indices: tuple) -> Tensor:
@@ -482,7 +505,7 @@ def index_backward(grad, sizes: tuple, indices: tuple):
     if type(grad) is not Tensor:
         return IndexPut.forward(grad.new_zeros(sizes), indices, grad)
     g = grad._data
-    key, unique = _numpy_key(sizes, indices, False)
+    key, unique = numpy_key(sizes, indices, False)
     out = np.zeros(sizes, g.dtype)
     # When nothing was read there is nothing to add (and the indices may be out of range),
     # unless the saved indices were changed since (through saved-tensor hooks or ``.data``,
@@ -582,8 +605,8 @@ def _getitem_tuple(x: Tensor, index: tuple, for_write: bool = False):
     if for_write:
         return _chain(x, steps), tuple(indices)
     if indices:
-        key, _ = _numpy_key(cur.shape, indices)
-        return _index_result(_chain(x, steps), _take(cur, key), tuple(indices))
+        key, _ = numpy_key(cur.shape, indices)
+        return _index_result(_chain(x, steps), take(cur, key), tuple(indices))
     if not steps:
         return _view_of(Alias, x, d.view(), ())
     return _chain(x, steps)

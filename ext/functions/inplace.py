@@ -159,26 +159,33 @@ _OVERLAP = ("unsupported operation: some elements of the input tensor and the wr
 
 def check_overlap(t: Tensor, op, inputs) -> None:
     """torch's refusal of an in-place write whose input partially overlaps the written tensor
-    (the same elements in the same layout, as in ``x.add_(x)``, are fine)."""
-    td = t._data
-    if getattr(op, "refuses_any_overlap", False):
-        # index_put_ refuses values or indices that share any memory with the tensor.
-        for a in _tensors_in(inputs):
-            if a is t or np.shares_memory(td, a._data):  # (t itself overlaps even when empty)
-                raise RuntimeError(_OVERLAP)
+    (the same elements in the same layout, as in ``x.add_(x)``, are fine). An op with rules of
+    its own checks them itself (``op.check_overlap``)."""
+    own = getattr(op, "check_overlap", None)
+    if own is not None:
+        own(t, inputs)
         return
+    td = t._data
     for a in inputs:
         if type(a) is Tensor and np.may_share_memory(td, a._data) and a._data is not td and \
                 _partial_overlap(td, a._data) and not getattr(op, "reads_inputs_first", False):
             raise RuntimeError(_OVERLAP)
 
 
-def _tensors_in(inputs):
+def refuse_any_overlap(t: Tensor, inputs) -> None:
+    """The stricter rule of some ops (index_put_): no input may share any memory with ``t``."""
+    td = t._data
     for a in inputs:
-        if type(a) is Tensor:
-            yield a
-        elif isinstance(a, tuple):
-            yield from (i for i in a if type(i) is Tensor)
+        for b in (a if isinstance(a, tuple) else (a,)):
+            if type(b) is Tensor and (b is t or np.shares_memory(td, b._data)):
+                raise RuntimeError(_OVERLAP)  # (t itself overlaps even when empty)
+
+
+def refuse_partial_overlap(t: Tensor, a: Tensor) -> None:
+    """The usual rule for one input: it may be ``t``'s very elements, not part of them."""
+    if np.may_share_memory(t._data, a._data) and a._data is not t._data and \
+            _partial_overlap(t._data, a._data):
+        raise RuntimeError(_OVERLAP)
 
 
 def _partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:

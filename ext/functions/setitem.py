@@ -14,10 +14,12 @@ from .._factories import fill_number
 from .._state import STATE
 from .._tensor import Tensor, wrap
 from ._builtin import BuiltinFunction, record
-from .indexing import getitem, slicing
+from .indexing import check_bounds, check_mask, numpy_key, slicing, take
 from .inplace import (
     apply_inplace,
     check_inplace,
+    refuse_any_overlap,
+    refuse_partial_overlap,
     warn_expanded,
 )
 
@@ -35,16 +37,6 @@ def _is_advanced(index) -> bool:
             continue
         return True
     return False
-
-
-def _positions(x: Tensor, index) -> np.ndarray:
-    """The flat (row-major) positions of x that ``x[index]`` reads, in the read's shape."""
-    prev = STATE.grad_enabled
-    STATE.grad_enabled = False
-    try:
-        return getitem(wrap(np.arange(x._data.size).reshape(x._data.shape)), index)._data
-    finally:
-        STATE.grad_enabled = prev
 
 
 class IndexPut(BuiltinFunction):
@@ -84,18 +76,54 @@ class IndexPut(BuiltinFunction):
 IndexPut._backward_cls._saved_indices = property(lambda node: node.saved_tensors)
 
 
+def _fill_mask(x: Tensor, index, values, accumulate: bool):
+    """The mask, when torch's index_put_ is a masked fill (not accumulating, one value, one
+    index tensor and that a bool or uint8 mask), else None. torch then reads the value as a
+    number first, so neither its dtype nor its memory matters. Raises torch's errors for a mask
+    whose shape does not match and for a uint8 mask."""
+    if accumulate or type(values) is not Tensor or values._data.size != 1:
+        return None
+    mask = None
+    pos = 0
+    for k, i in enumerate(index):
+        if type(i) is Tensor:
+            if mask is not None or i._data.dtype not in (np.bool_, np.uint8):
+                return None
+            mask, pos = i, k
+    if mask is None:
+        return None
+    check_mask(mask._data.shape, x._data.shape, pos)
+    if mask._data.dtype == np.uint8:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           "unsigned char")
+    return mask
+
+
+def _index_put_overlap(x: Tensor, inputs) -> None:
+    # index_put_ refuses values or indices that share any memory with the tensor; a masked fill
+    # (which has read the value) only a mask that is part of the tensor's elements.
+    index, values, *rest = inputs
+    mask = _fill_mask(x, index, values, rest[0] if rest else False)
+    if mask is None:
+        refuse_any_overlap(x, inputs)
+    else:
+        refuse_partial_overlap(x, mask)
+
+
 def index_put(x: Tensor, index, values, accumulate: bool = False) -> Tensor:
     """A copy of ``x`` with ``values`` written (or added) at ``x[index]`` (a None in ``index``
     stands for a whole dim, as in torch's index lists)."""
     if type(index) is tuple and any(i is None for i in index):
         index = tuple(slice(None) if i is None else i for i in index)
-    if type(values) is Tensor and values._data.dtype != x._data.dtype:
-        raise RuntimeError(
-            "Index put requires the source and destination dtypes match, got "
-            f"{FROM_NUMPY[x._data.dtype]._short} for the destination and "
-            f"{FROM_NUMPY[values._data.dtype]._short} for the source.")
-    positions = _positions(x, index)
-    d = x._data.copy()
+    mask = _fill_mask(x, index, values, accumulate)
+    if mask is not None:
+        return _masked_fill(x, index, mask, values)
+    # torch's order: the index tensors' shapes, the value's shape, its dtype, then the range
+    # of the indices
+    shape = x._data.shape
+    key, _ = numpy_key(shape, tuple(None if type(i) is slice else i for i in index),
+                       bounds=False)
+    positions = take(np.arange(x._data.size).reshape(shape), key)
     src = values._data if type(values) is Tensor else np.asarray(values)
     try:
         src = np.broadcast_to(src, positions.shape)
@@ -103,6 +131,13 @@ def index_put(x: Tensor, index, values, accumulate: bool = False) -> Tensor:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(src))} cannot "
                            f"be broadcast to indexing result of shape "
                            f"{list(positions.shape)}") from None
+    if type(values) is Tensor and values._data.dtype != x._data.dtype:
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{FROM_NUMPY[x._data.dtype]._short} for the destination and "
+            f"{FROM_NUMPY[values._data.dtype]._short} for the source.")
+    check_bounds(key, shape)
+    d = x._data.copy()
     flat = d.reshape(-1)
     if accumulate:
         np.add.at(flat, positions.reshape(-1), src.reshape(-1))
@@ -118,7 +153,22 @@ def index_put(x: Tensor, index, values, accumulate: bool = False) -> Tensor:
 
 
 index_put.writes_through_aliases = True
-index_put.refuses_any_overlap = True
+index_put.check_overlap = _index_put_overlap
+
+
+def _masked_fill(x: Tensor, index, mask: Tensor, values: Tensor) -> Tensor:
+    """index_put as torch's masked fill: the value, read as a number of x's dtype, written
+    where the mask (at its place in ``index``, broadcast over the other dims) is true."""
+    d = x._data.copy()
+    m = mask._data
+    pos = next(k for k, i in enumerate(index) if i is mask)
+    where = m.reshape((1,) * pos + m.shape + (1,) * (d.ndim - pos - m.ndim))
+    d[np.broadcast_to(where, d.shape)] = fill_number(values._data.item(), d.dtype)
+    out = wrap(d)
+    if STATE.grad_enabled and d.dtype.kind == "f" and (x._requires_grad or values._requires_grad) \
+            or STATE.special:
+        record(IndexPut, out, (x, values), (x, index, values, False))
+    return out
 
 
 def setitem(x: Tensor, index, value) -> None:
@@ -146,14 +196,15 @@ def setitem(x: Tensor, index, value) -> None:
     shape = value._data.shape
     if shape and shape[0] == 1:
         value = value.view(_drop_leading_ones(shape))
-    if np.shares_memory(value._data, sliced._data):
+    tensors = [i for i in indices if i is not None]
+    if len(tensors) == 1 and tensors[0]._data.dtype == np.bool_ and value._data.size == 1:
+        # One mask and one value: torch fills, casting the value to x's dtype (and reading it
+        # before writing, so that it may be one of x's elements).
+        value = value.to(x.dtype)
+    elif np.shares_memory(value._data, sliced._data):
         raise RuntimeError("unsupported operation: some elements of the input tensor and the "
                            "written-to tensor refer to a single memory location. Please clone() "
                            "the tensor before performing the operation.")
-    tensors = [i for i in indices if i is not None]
-    if len(tensors) == 1 and tensors[0]._data.dtype == np.bool_ and value._data.size == 1:
-        # One mask and one value: torch fills, casting the value to x's dtype.
-        value = value.to(x.dtype)
     key = tuple(slice(None) if i is None else i for i in indices)
     warn_expanded(sliced, "index_put_", "tensor[indices] = tensor")
     apply_inplace(sliced, index_put, key, value)

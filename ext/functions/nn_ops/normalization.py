@@ -266,8 +266,8 @@ def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
     out = centered * rstd
     if weight is not None:
         out *= weight._data
-    if bias is not None:
-        out += bias._data
+    # torch's kernel adds a bias of 0 when none is given, which turns a -0 result into +0
+    out += 0 if bias is None else bias._data
     out = wrap(out)
     if STATE.grad_enabled and (x._requires_grad or (weight is not None and weight._requires_grad)
                                or (bias is not None and bias._requires_grad)) or STATE.special:

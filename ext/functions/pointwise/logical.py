@@ -8,7 +8,7 @@ from ... import _dtype
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import gradient_edge
-from .._builtin import BuiltinFunction, binary_operands, record
+from .._builtin import BuiltinFunction, binary_operands, not_differentiable_checks, record
 from ._common import apply, recording
 
 
@@ -62,6 +62,8 @@ def _bitwise(kernel, name: str, symbol: str):
                 b = wrap(np.asarray(b))
         ad, bd = binary_operands(a, b)
         if ad.dtype.kind == "f":
+            # (only a floating input can require grad or carry a tangent)
+            not_differentiable_checks(name, a, b)
             # torch checks the shapes before the dtype.
             apply(np.broadcast_arrays, ad, bd)
             raise NotImplementedError(f'"{name}_cpu" not implemented for '
@@ -82,6 +84,7 @@ def bitwise_not(x: Tensor) -> Tensor:
     """Elementwise ``~``: logical not of bools, bitwise not of integers."""
     d = x._data
     if d.dtype.kind == "f":
+        not_differentiable_checks("bitwise_not", x)
         raise NotImplementedError('"bitwise_not_cpu" not implemented for '
                                   f"'{_dtype.FROM_NUMPY[d.dtype]._short}'")
     return wrap(np.invert(d))
@@ -172,13 +175,15 @@ def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"{_dtype.FROM_NUMPY[a._data.dtype]._short} did not match "
                            f"{_dtype.FROM_NUMPY[b._data.dtype]._short}")
+    # torch compares with ``a == b`` first (which checks the shapes), then computes the error
+    # with differentiable ops (``rtol * b``, then ``a - b``), which read the history of an input
+    # that requires grad: a stale view raises there as in any op.
+    out = wrap(apply(lambda u, v: np.isclose(u, v, rtol=rtol, atol=atol, equal_nan=equal_nan),
+                     a._data, b._data))
     if (rtol or atol) and STATE.grad_enabled and not STATE.inference:
-        # torch computes the error with differentiable ops, which read the history of an input
-        # that requires grad: a stale view raises here as in any op.
-        for t in (a, b):
+        for t in (b, a):
             if t._requires_grad:
                 gradient_edge(t)
-    return wrap(apply(lambda u, v: np.isclose(u, v, rtol=rtol, atol=atol, equal_nan=equal_nan),
-                      a._data, b._data))
+    return out
 
 
