@@ -691,13 +691,13 @@ def main(argv=None) -> int:
     torch_crashes: list = []
     done = 0
     singles = lambda task: [([s], *task[1:]) for s in task[0]]  # noqa: E731
-    shown = [0]
+    printed = [0]
 
     def progress(n):
         # (tasks run again alone after a crash are counted without a call: n may skip a 100)
-        if n >= shown[0] + 100:
-            shown[0] = n - n % 100
-            print(f"  {shown[0]} tasks done, {time.perf_counter() - start:.0f} s",
+        if n >= printed[0] + 100:
+            printed[0] = n - n % 100
+            print(f"  {printed[0]} tasks done, {time.perf_counter() - start:.0f} s",
                   file=sys.stderr)
 
     for task, res in _pool_map(args.jobs, run_chunk, chunks, singles, progress):
