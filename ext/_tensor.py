@@ -3,6 +3,7 @@
 The class holds only what every tensor needs (values, requires_grad, grad, grad_fn, version
 counter). Its differentiable methods (``sin``, ``__mul__``, ``sum``, ...) are Functions of
 ``ext.functions``; they are attached through the one method table in ``ext/functions/__init__``.
+Its autograd methods (``backward``, hooks, a view's ``grad_fn``) call ``ext.autograd`` lazily.
 """
 
 from __future__ import annotations
@@ -178,7 +179,9 @@ class Tensor:
         """The Node that created this tensor (None for leaves)."""
         vc = self._vc
         if vc and vc[0]:
-            refresh_view(self)
+            from .autograd.views import refresh_view
+
+            refresh_view(self)  # a view whose base changed in place reads its history anew
         return self._grad_fn
 
     @property
@@ -228,7 +231,7 @@ class Tensor:
     def register_hook(self, hook):
         """Call ``hook(grad)`` when the gradient w.r.t. this tensor is computed; a returned tensor
         replaces the gradient. Returns a handle whose ``remove()`` takes the hook away."""
-        from .utils.hooks import add_hook, hook_dict
+        from .autograd.graph import add_hook, hook_dict
 
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
@@ -247,7 +250,7 @@ class Tensor:
 
     def register_post_accumulate_grad_hook(self, hook):
         """Call ``hook(tensor)`` after backward has accumulated into this leaf's ``.grad``."""
-        from .utils.hooks import add_hook, hook_dict
+        from .autograd.graph import add_hook, hook_dict
 
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
@@ -512,15 +515,6 @@ def torch_strides(d: np.ndarray) -> tuple:
             step *= max(n, 1)
         return tuple(reversed(out))
     return tuple(st // d.itemsize for st in d.strides)
-
-
-def refresh_view(t: Tensor) -> None:
-    """Bring a view's grad_fn up to date after its base changed in place (the op library
-    installs the implementation; until then there are no views to refresh)."""
-    _VIEW_REFRESH[0](t)
-
-
-_VIEW_REFRESH = [lambda t: None]
 
 
 class InferenceVersion(list):

@@ -201,8 +201,6 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                   materialize_grads):
     """``grad(..., is_grads_batched=True)``: the first dim of each grad_output is a batch of
     vectors; ext computes one vector-Jacobian product per entry (torch uses vmap) and stacks."""
-    from .. import stack
-
     outputs = _as_tuple(outputs, "outputs")
     batched = _as_tuple(grad_outputs, "grad_outputs")
     as_dict = isinstance(inputs, dict)
@@ -220,6 +218,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                          retain_graph=retain_graph or b < n - 1, create_graph=create_graph,
                          allow_unused=allow_unused, materialize_grads=materialize_grads))
     if as_dict:
-        return {k: None if rows[0][k] is None else stack([r[k] for r in rows]) for k in rows[0]}
-    return tuple(None if rows[0][i] is None else stack([r[i] for r in rows])
+        return {k: None if rows[0][k] is None else functional.stacked([r[k] for r in rows])
+                for k in rows[0]}
+    return tuple(None if rows[0][i] is None else functional.stacked([r[i] for r in rows])
                  for i in range(len(rows[0])))

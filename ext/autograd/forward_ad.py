@@ -94,8 +94,7 @@ def tangent_of(t: Tensor) -> Tensor | None:
     if info is not None and (fw is None or fw[2] != _version(t)):
         base_fw = getattr(info.base, "_fw_grad", None)
         if base_fw is not None and base_fw[0] == level:
-            from ..functions.inplace import as_strided
-            from .views import _positions
+            from .views import _positions, as_strided
 
             derived = _untracked(as_strided, base_fw[1], _positions(t, info.base))
             t._fw_grad = (level, derived.reshape(t.shape), _version(t))
@@ -163,8 +162,7 @@ def write_tangent(t: Tensor, result: Tensor) -> None:
     if new is None:
         new = t.new_zeros(t.shape)
     if base_t is not None or (old is None and base is not None):
-        from ..functions.inplace import as_strided_scatter
-        from .views import _positions
+        from .views import _positions, as_strided_scatter
 
         positions = _positions(t, base)
         if base_t is not None and base_t._data.flags.writeable:
@@ -202,10 +200,8 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             "Trying to set a forward gradient that has a different size than that of the "
             f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
             f"while the given forward gradient is of size {list(tangent.shape)}.")
-    from ..functions.indexing import getitem
-
     # Like torch's, the dual is a view of the primal: an alias with its own tangent.
-    dual = getitem(tensor, Ellipsis) if tensor._requires_grad else _alias(tensor)
+    dual = tensor[...] if tensor._requires_grad else _alias(tensor)
     # The dual is a view of a base without a tangent: it keeps its own.
     dual._fw_grad = (level, tangent, _version(dual))
     return dual

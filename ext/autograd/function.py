@@ -397,10 +397,10 @@ _DIRTY_VIEW_OUTPUTS = (
 
 def _rebase_dirty_views(ctx, view_inputs: list) -> None:
     """A view modified in place by a Function: its base takes the new history (CopySlices)."""
-    from ..functions.inplace import _copy_slices
+    from .views import copy_slices
 
     for edge, view in view_inputs:
-        _copy_slices(view, view._view, ctx, edge)
+        copy_slices(view, view._view, ctx, edge)
 
 
 def _returned_input(t: Tensor, name: str) -> Tensor:

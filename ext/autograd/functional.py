@@ -336,11 +336,18 @@ def hvp(func: Callable[..., Tensor], inputs: Tensors, v: Tensors | None = None,
 
 # ---- Jacobian and Hessian -----------------------------------------------------------------------
 
+def stacked(rows: list) -> Tensor:
+    """``rows`` (of one shape and dtype) stacked along a new first dim, written with tensor
+    methods: each row is copied into its place (the stack op belongs to a layer above)."""
+    out = rows[0].new_empty((len(rows), *rows[0].shape))
+    for i, row in enumerate(rows):
+        out[i] = row
+    return out
+
+
 def _jacobian_rows(outputs: tuple, inputs: tuple, create_graph: bool, strict: bool) -> tuple:
     """J[i][j] of shape ``outputs[i].shape + inputs[j].shape``: one backward per output
     element, each giving a row of the Jacobian for every input."""
-    from ..functions.shape import stack
-
     jacobian = []
     for i, out in enumerate(outputs):
         rows: tuple[list, ...] = tuple([] for _ in inputs)
@@ -359,7 +366,7 @@ def _jacobian_rows(outputs: tuple, inputs: tuple, create_graph: bool, strict: bo
                                        f"independent of input {i}. This is not allowed in "
                                        "strict mode when create_graph=True.")
                 row.append(vj_el)
-        jacobian.append(tuple(stack(row, dim=0).view(tuple(out.size()) + tuple(inp.size()))
+        jacobian.append(tuple(stacked(row).view(tuple(out.size()) + tuple(inp.size()))
                               for row, inp in zip(rows, inputs)))
     return tuple(jacobian)
 

@@ -13,11 +13,11 @@ import weakref
 from typing import Any
 
 from .._state import STATE, refresh_special
-from .._tensor import Tensor, bump_version, legacy_type_name, refresh_view, views_follow_base
-from ..utils.hooks import RemovableHandle, add_hook, hook_dict
+from .._tensor import Tensor, bump_version, legacy_type_name, views_follow_base
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "saved_tensors_hooks",
-           "disable_saved_tensors_hooks", "increment_version", "ERR_BACKWARD_TWICE"]
+           "disable_saved_tensors_hooks", "increment_version", "ERR_BACKWARD_TWICE",
+           "RemovableHandle"]
 
 ERR_BACKWARD_TWICE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -46,6 +46,51 @@ next_sequence_nr = _sequence.__next__
 ACCUMULATE_SEQ = 18446744073709551615
 
 _FREED = object()  # marks saved tensors released by backward
+
+
+_hook_ids = itertools.count()
+
+
+class RemovableHandle:
+    """Removes a hook from the dict it was registered in (``handle.remove()`` or ``with``)."""
+
+    def __init__(self, hooks_dict: dict) -> None:
+        # Weak: a handle kept by the user must not keep the graph's hook table alive.
+        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.id = next(_hook_ids)
+
+    def remove(self) -> None:
+        """Remove the hook (a second call does nothing)."""
+        hooks_dict = self.hooks_dict_ref()
+        if hooks_dict is not None:
+            hooks_dict.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
+    def __repr__(self) -> str:
+        return f"<ext.utils.hooks.RemovableHandle object at {hex(id(self))}>"
+
+
+class _HookDict(dict):
+    """A dict of hooks by handle id (dicts need a subclass to be weakly referenced)."""
+
+    __slots__ = ("__weakref__",)
+
+
+def add_hook(hooks_dict: dict, hook) -> RemovableHandle:
+    """Add ``hook`` to ``hooks_dict`` and return the handle that removes it."""
+    handle = RemovableHandle(hooks_dict)
+    hooks_dict[handle.id] = hook
+    return handle
+
+
+def hook_dict() -> dict:
+    """A new, weakly referenceable dict for hooks."""
+    return _HookDict()
 
 
 class _NodeHooks:
@@ -195,11 +240,17 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
     return acc
 
 
+def _refresh_view(t: Tensor) -> None:
+    from .views import refresh_view  # (views.py builds on this module)
+
+    refresh_view(t)
+
+
 def gradient_edge(t: Tensor) -> tuple:
     """The edge along which the gradient of ``t`` flows: ``(node, output_nr)`` or (None, 0)."""
     vc = t._vc
     if vc and vc[0]:
-        refresh_view(t)  # a view whose base changed reads its history anew (or raises)
+        _refresh_view(t)  # a view whose base changed reads its history anew (or raises)
     fn = t._grad_fn
     if fn is not None:
         return (fn, t._output_nr)
@@ -498,7 +549,7 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
         t = inputs[0]
         vc = t._vc
         if vc and vc[0]:
-            refresh_view(t)
+            _refresh_view(t)
         fn = t._grad_fn
         if fn is None:
             node._next = (grad_accumulator(t) if t._requires_grad else None,)
@@ -519,7 +570,7 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
             if t is not None:
                 vc = t._vc
                 if vc and vc[0]:
-                    refresh_view(t)
+                    _refresh_view(t)
                 fn = t._grad_fn
                 if fn is not None:
                     if t._output_nr:
@@ -579,7 +630,7 @@ def _edge_node(t: Tensor | None) -> Node | None:
         return None
     vc = t._vc
     if vc and vc[0]:
-        refresh_view(t)
+        _refresh_view(t)
     fn = t._grad_fn
     if fn is not None:
         return fn

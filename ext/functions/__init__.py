@@ -8,7 +8,6 @@ code from a higher one.
 
 from __future__ import annotations
 
-from .. import _tensor
 from .._tensor import Tensor
 from . import (
     activation,
@@ -39,9 +38,7 @@ METHODS.update(inplace.methods())
 
 
 def install_methods() -> None:
-    """Attach the op library's methods to ``ext.Tensor``, and give the Tensor the view
-    machinery it needs to keep views' histories current after in-place ops."""
+    """Attach the op library's methods to ``ext.Tensor``."""
     for name, fn in METHODS.items():
         setattr(Tensor, name, fn)
-    _tensor._VIEW_REFRESH[0] = inplace.refresh_view
     forward_rules.install()

@@ -437,10 +437,7 @@ RULES = {
     indexing.ScatterAdd: lambda a, o, t: _sum(
         t[0], None if t[3] is None else indexing.gather_backward(
             t[3], tuple(a[0].shape), a[1], a[2])),
-    # in-place building blocks and writes
-    inplace.AsStrided: _linear(inplace.as_strided),
-    inplace.AsStridedScatter: lambda a, o, t: inplace.as_strided_scatter(
-        _or_zeros(t[0], a[0]), _or_zeros(t[1], a[1]), a[2]),
+    # in-place writes
     inplace.Zero: _piecewise_constant, inplace.FillScalar: _piecewise_constant,
     inplace.FillTensor: _fill_tensor, inplace.Copy: _copy,
     setitem.IndexPut: lambda a, o, t: setitem.index_put(

@@ -1,11 +1,9 @@
-"""In-place ops and views: version counters, rebasing history, and CopySlices.
+"""In-place ops: writing, overlap checks, and rebasing history.
 
 An in-place op runs its out-of-place op on an alias of the tensor's current value, writes the
 result into the tensor's storage, bumps the version counter shared with its views, and gives the
 tensor the op's node as its new grad_fn. When the tensor is a view, the *base* gets the new
-history instead, through a ``CopySlices`` node that applies the op's backward to the view's
-region of the base's gradient; the view's own grad_fn is then read back from the base
-(``AsStridedBackward0``).
+history instead, through the ``CopySlices`` node of ``ext.autograd.views``.
 """
 
 from __future__ import annotations
@@ -20,32 +18,24 @@ from .._factories import fill_number
 from .._state import STATE
 from .._tensor import Tensor, bump_version, views_follow_base, wrap
 from ..autograd.graph import (
-    ERR_BACKWARD_TWICE,
     Node,
     OutputsPackedLater,
     SavedTensor,
-    gradient_edge,
-    link,
     move_retains_grad,
-    next_sequence_nr,
     output_meta,
 )
 from ..autograd.views import (  # noqa: F401 - the view machinery, re-exported for the ops
-    DEFAULT,
-    IN_CUSTOM_FUNCTION,
     MULTI_OUTPUT,
-    NO_GRAD_MODE,
-    ViewInfo,
-    _positions,
     check_inplace,
+    copy_slices,
     make_view,
-    view_rebase_error,
+    point_saved_outputs,
+    refresh_view,
 )
 from ._builtin import BuiltinFunction, namespace_of, record
 from .pointwise._common import broadcast_error
 
-__all__ = ["ViewInfo", "make_view", "apply_inplace", "refresh_view", "CopySlices",
-           "DEFAULT", "NO_GRAD_MODE", "MULTI_OUTPUT", "IN_CUSTOM_FUNCTION"]
+__all__ = ["apply_inplace", "check_inplace", "make_view", "MULTI_OUTPUT", "methods"]
 
 # ---------------------------------------------------------------------------------- writing
 def _write(t: Tensor, result: Tensor, through_alias: bool = False) -> None:
@@ -275,7 +265,7 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     if info is None:
         _rebase(t, node)
     else:
-        _copy_slices(t, info, node)
+        copy_slices(t, info, node)
         _saved_outputs_follow_view(node, t)
     if hooks is not None:
         for s in node._saved:
@@ -321,23 +311,10 @@ def _rebase(t: Tensor, node: Node) -> None:
     t._grad_fn = node
     t._output_nr = 0
     node._out_meta = output_meta(t._data)
-    _point_saved_outputs(node, t)
+    point_saved_outputs(node, t)
     if not t._requires_grad:
         t._requires_grad = True
         views_follow_base(t)
-
-
-def _point_saved_outputs(node: Node, t: Tensor) -> None:
-    # A saved output of the op is the modified tensor itself, at its new version.
-    saved = getattr(node, "_saved", None) or ()
-    for s in saved:
-        if isinstance(s, SavedTensor) and s._is_output and s._tensor is not None:
-            # (under forward AD it keeps the tangent the op's output was given)
-            fw = getattr(s._tensor, "_fw_grad", None)
-            s._tensor = t.detach()
-            if fw is not None:
-                s._tensor._fw_grad = fw
-            s._version = t._vc[0]
 
 
 def _saved_outputs_follow_view(node: Node, t: Tensor) -> None:
@@ -357,267 +334,6 @@ def _saved_outputs_follow_view(node: Node, t: Tensor) -> None:
         from ..autograd.forward_ad import hold
 
         hold(t._view.base, fn)
-
-
-# ---------------------------------------------------------------------------------- views
-class AsStrided(BuiltinFunction):
-    """The elements of a tensor at given flat positions (the region of a view in its base)."""
-
-    node_name = "AsStridedBackward0"
-    saved_attrs = ("size", "stride", "storage_offset")
-    ctx_attrs = ("positions", "self_sym_sizes", "overlapping")
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, positions):
-        return x.reshape(-1)[positions]
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.positions = inputs[1]
-        ctx.self_sym_sizes = tuple(inputs[0].shape)
-        ctx.overlapping = False
-
-    @staticmethod
-    def backward(ctx, grad):
-        ns = namespace_of(grad)
-        if not ctx.positions.size:
-            # torch's as_strided_backward: an empty view's gradient is zeros, without a graph
-            return ns.zeros(ctx.self_sym_sizes, dtype=grad.dtype), None
-        if type(grad) is Tensor and STATE.grad_enabled and not ctx.overlapping:
-            geometry = _strided_geometry(ctx.positions)
-            if geometry is not None:
-                return _as_strided_backward(grad, ctx.self_sym_sizes, geometry), None
-        if ctx.overlapping:
-            # Several elements read one place (an expanded view): their gradients add up there.
-            flat = ns.zeros(int(np.prod(ctx.self_sym_sizes)), dtype=grad.dtype)
-            index = ns.as_tensor(ctx.positions.reshape(-1))
-            whole = flat.index_put((index,), grad.reshape(-1), accumulate=True)
-            return whole.reshape(ctx.self_sym_sizes), None
-        zeros = ns.zeros(ctx.self_sym_sizes, dtype=grad.dtype)
-        return as_strided_scatter(zeros, grad, ctx.positions), None
-
-
-def _strided_view(base: Tensor, shape: tuple, strides: tuple, offset: int) -> Tensor:
-    # A view of the contiguous ``base`` with the given geometry (in elements), whose grad_fn
-    # reads it from base (AsStridedBackward0).
-    item = base._data.itemsize
-    view = make_view(wrap(np.lib.stride_tricks.as_strided(
-        base._data.reshape(-1)[offset:], shape, tuple(st * item for st in strides))), base)
-    _regenerate(view, view._view)
-    return view
-
-
-def _as_strided_backward(grad: Tensor, sizes: tuple, geometry: tuple) -> Tensor:
-    # torch's as_strided_backward under create_graph: grad copied into its place in zeros
-    # (CopySlices), read back with the input's geometry (AsStridedBackward0).
-    storage = grad.new_zeros((int(np.prod(sizes)),))
-    _strided_view(storage, *geometry).copy_(grad)
-    strides = tuple(int(np.prod(sizes[k + 1:])) for k in range(len(sizes)))
-    return _strided_view(storage, tuple(sizes), strides, 0)
-
-
-def as_strided(x: Tensor, positions: np.ndarray) -> Tensor:
-    """The view-shaped tensor of x's elements at ``positions`` (flat indices)."""
-    out = wrap(np.take(x._data, positions))
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(AsStrided, out, (x,), (x, positions))
-    return out
-
-
-class AsStridedScatter(BuiltinFunction):
-    """A copy of ``x`` with ``src`` written at ``positions``."""
-
-    node_name = "AsStridedScatterBackward0"
-    ctx_attrs = ("positions",)
-    tensor_positions = (0, 1)
-
-    @staticmethod
-    def forward(x, src, positions):
-        out = x.clone()
-        out.reshape(-1)[positions] = src
-        return out
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.positions = inputs[2]
-
-    @staticmethod
-    def backward(ctx, grad):
-        gx = gsrc = None
-        if ctx.needs_input_grad[0]:
-            gx = as_strided_scatter(grad, namespace_of(grad).zeros(ctx.positions.shape,
-                                                                   dtype=grad.dtype),
-                                    ctx.positions)
-        if ctx.needs_input_grad[1]:
-            gsrc = as_strided(grad, ctx.positions)
-        return gx, gsrc, None
-
-
-def as_strided_scatter(x: Tensor, src: Tensor, positions: np.ndarray) -> Tensor:
-    """A copy of ``x`` with ``src`` (shaped like ``positions``) written at ``positions``."""
-    d = x._data.copy()
-    np.put(d, positions, src._data)
-    out = wrap(d)
-    if STATE.grad_enabled and (x._requires_grad or src._requires_grad) or STATE.special:
-        record(AsStridedScatter, out, (x, src), (x, src, positions))
-    return out
-
-
-class CopySlices(Node):
-    """The node a base gets when one of its views is modified in place: the base's gradient
-    passes through unchanged outside the view's region and through the op's backward inside."""
-
-    __slots__ = ("_fn", "_positions", "_view_meta", "_edge")
-
-    def name(self) -> str:
-        return "ext::autograd::CopySlices"
-
-    def _apply(self, grads: list) -> tuple:
-        if self._fn is None:
-            raise RuntimeError(ERR_BACKWARD_TWICE)
-        grad = grads[0]
-        if STATE.grad_enabled:
-            geometry = _strided_geometry(self._positions)
-            if geometry is not None:
-                return self._apply_differentiably(grad, geometry)
-        region = as_strided(grad, self._positions)
-        shape, dt = self._view_meta
-        if region._data.dtype != dt:
-            region = region.to(FROM_NUMPY[dt])
-        res = self._fn._apply([region])
-        # The op's gradient for the view's old value goes into the region; its other gradients
-        # (its other inputs) pass on as they are.
-        k = self._edge
-        inside = res[k]
-        if inside is None:
-            inside = namespace_of(grad).zeros(shape, dtype=grad.dtype)
-        elif inside._data.shape != shape:
-            from ..autograd.engine import sum_to
-
-            inside = sum_to(inside, shape)
-        whole = as_strided_scatter(grad, inside.to(grad.dtype), self._positions)
-        return (self._for_base(whole), *res[:k], *res[k + 1:])
-
-    def _apply_differentiably(self, grad: Tensor, geometry: tuple) -> tuple:
-        # torch's CopySlices under create_graph: a copy of grad (CopyBackwards), the op's
-        # backward on a clone of the view's region of it, written back into that region, so
-        # the base's gradient is CopySlices and the others' come through the clone.
-        result = grad.new_empty(grad.shape)
-        result.copy_(grad)
-        shape = geometry[0]
-        region = _strided_view(result, *geometry)
-        dt = self._view_meta[1]
-        piece = region.clone()
-        res = self._fn._apply([piece if piece._data.dtype == dt else piece.to(FROM_NUMPY[dt])])
-        k = self._edge
-        inside = res[k]
-        if inside is None:
-            region.zero_()
-        else:
-            if inside._data.shape != shape:
-                from ..autograd.engine import sum_to
-
-                inside = sum_to(inside, shape)
-            region.copy_(inside)
-        return (self._for_base(result), *res[:k], *res[k + 1:])
-
-    def _for_base(self, whole: Tensor) -> Tensor | None:
-        # As torch's CopySlices, no gradient for a base that had no history (its edge leads
-        # nowhere): a node post-hook sees None there.
-        return None if self._next[0] is None else whole
-
-    def _release(self) -> None:
-        # Only drop the op's node, as torch does: a double-backward graph may still reach it
-        # directly (through the op's saved output), and it needs its saved tensors there.
-        self._fn = None
-
-
-def _strided_geometry(positions: np.ndarray) -> tuple | None:
-    """(shape, strides, offset) in elements of the strided view of a C-ordered base that reads
-    ``positions``, or None when no such view reads them."""
-    if not positions.size:
-        return positions.shape, (0,) * positions.ndim, 0
-    start = int(positions.flat[0])
-    strides = []
-    for k, n in enumerate(positions.shape):
-        step = [0] * positions.ndim
-        step[k] = 1
-        strides.append(int(positions[tuple(step)]) - start if n > 1 else 0)
-    expected = start + sum(np.arange(n).reshape([-1 if i == k else 1
-                                                  for i in range(positions.ndim)]) * st
-                           for k, (n, st) in enumerate(zip(positions.shape, strides)))
-    if not np.array_equal(positions, np.broadcast_to(expected, positions.shape)) or \
-            any(st < 0 for st in strides):
-        return None
-    return positions.shape, tuple(strides), start
-
-
-def _copy_slices(t: Tensor, info: ViewInfo, node: Node, edge: int = 0) -> None:
-    """Give the base of view ``t`` a CopySlices node around ``node``, the op that modified the
-    view, whose input ``edge`` was the view's old value."""
-    base = info.base
-    positions = _positions(t, base)
-    cs = object.__new__(CopySlices)
-    cs._fn = node
-    cs._positions = positions
-    cs._view_meta = (t._data.shape, t._data.dtype)
-    cs._edge = edge
-    base_edge = gradient_edge(base)
-    cs._next = (base_edge[0], *node._next[:edge], *node._next[edge + 1:])
-    cs._nrs = (base_edge[1], *node._nrs[:edge], *node._nrs[edge + 1:])
-    cs._seq = next_sequence_nr()
-    cs._hooks = None
-    move_retains_grad(base, cs, 0)
-    base._grad_fn = cs
-    base._output_nr = 0
-    cs._out_meta = output_meta(base._data)
-    if not base._requires_grad:
-        base._requires_grad = True
-        views_follow_base(base)
-    _point_saved_outputs(node, t)
-    _regenerate(t, info)
-
-
-def _regenerate(t: Tensor, info: ViewInfo) -> None:
-    """Give view ``t`` a grad_fn that reads its region from its base's current history.
-
-    As in torch, a view with a history of its own (a view of a view that was made to require
-    grad, whose base does not) gets one too, which leads nowhere.
-    """
-    base = info.base
-    info.version = base._vc[0]
-    if not base._requires_grad and t._grad_fn is None:
-        return
-    positions = _positions(t, base)
-    node = object.__new__(AsStrided._backward_cls)
-    node.needs_input_grad = (base._requires_grad, False)
-    node._saved = ()
-    node._versions = None
-    link((t,), node, (base,))  # retain_grad moves to the new node with the view
-    node.positions = positions
-    node.self_sym_sizes = tuple(base._data.shape)
-    node.overlapping = any(st == 0 and n > 1 for st, n in zip(t._data.strides, t._data.shape))
-    node.size = tuple(t._data.shape)
-    node.stride = tuple(s // t._data.itemsize for s in t._data.strides)
-    item = base._data.itemsize
-    node.storage_offset = (t._data.__array_interface__["data"][0]
-                           - base._data.__array_interface__["data"][0]) // item
-
-
-def refresh_view(t: Tensor) -> None:
-    """Bring a view's grad_fn up to date after its base (or another view) changed in place."""
-    info = getattr(t, "_view", None)
-    if info is None:
-        return
-    vc = info.base._vc
-    if vc is False or info.version == vc[0]:
-        return
-    if t._grad_fn is None and not info.base._requires_grad:
-        return  # no history to bring up to date (yet)
-    if info.creation != DEFAULT:
-        raise view_rebase_error(t, info, indirect=True)
-    _regenerate(t, info)
 
 
 # ---------------------------------------------------------------------------------- fill, copy

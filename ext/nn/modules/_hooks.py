@@ -21,7 +21,7 @@ from typing import Any
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
-from ...utils.hooks import RemovableHandle, add_hook
+from ...autograd.graph import RemovableHandle, add_hook
 
 __all__ = ["ModuleHooks", "BackwardHookFunction", "BackwardHook", "call_with_hooks",
            "MIXED_BACKWARD_HOOKS"]

@@ -14,7 +14,7 @@ from typing import Any
 from ..._dtype import dtype as _dtype_cls
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ...utils.hooks import hook_dict
+from ...autograd.graph import hook_dict
 from ..parameter import Parameter, mark_parameter
 from . import _hooks, _state_dict
 from ._hooks import ModuleHooks
