@@ -468,3 +468,13 @@ def test_v_of_the_wrong_size_or_length_is_refused(T, F):
         F.jvp(lambda a, b: a * b, (x, x), (x,))
     with pytest.raises(RuntimeError, match="The given v should contain a single Tensor."):
         F.vjp(lambda a: a * 2, x, (x, x))
+
+
+def test_jacobian_with_create_graph_stacks_its_rows(T):
+    # torch's jacobian stacks the rows of each block: its graph reads View(Stack(...))
+    x = T.tensor([0.5, -1.0, 2.0], dtype=T.float64, requires_grad=True)
+    (j,) = T.autograd.functional.jacobian(lambda x: (x * x,), (x,), create_graph=True)[0]
+    assert type(j.grad_fn).__name__ == "ViewBackward0"
+    assert type(j.grad_fn.next_functions[0][0]).__name__ == "StackBackward0"
+    (gx,) = T.autograd.grad(j.sum(), [x])
+    assert gx.tolist() == [2.0, 2.0, 2.0]

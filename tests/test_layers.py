@@ -37,6 +37,8 @@ SEAMS = {
         "a leaf's post-accumulate hook table, with the node hooks' handle",
     ("ext._tensor", "grad_fn", "ext.autograd.views"):
         "reading a view's grad_fn after its base changed in place replays the view",
+    ("ext.autograd.functional", "stacked", "ext"):
+        "jacobian stacks its rows with stack, as torch's does (StackBackward0 in its graph)",
     ("ext.functions._builtin", "namespace_of", "ext"):
         "a backward body's free functions come from the module of the tensor at hand",
 }
