@@ -801,6 +801,8 @@ ERROR_CASES = [
      "Bad in-place call: input tensor dtype float and output tensor dtype double should match"),
     ("cumprod__int64_dtype", lambda T: T.tensor([2, 3]).cumprod_(0, dtype=T.float32),
      RuntimeError, "input tensor dtype long int and output tensor dtype float should match"),
+    ("cumprod__dtype_str", lambda T: T.zeros(3).cumprod_(0, dtype="x"), TypeError,
+     "cumprod_\\(\\): argument 'dtype' must be"),
     ("cumprod__bool", lambda T: T.tensor([True, False]).cumprod_(0), NotImplementedError,
      "\"cumprod_out_cpu\" not implemented for 'Bool'"),
     ("argmax_2", lambda T: x23(T).argmax(2), IndexError, OOR),

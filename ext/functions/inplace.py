@@ -770,7 +770,7 @@ def _augmented(op):
 def methods() -> dict:
     """The in-place Tensor methods, made from the out-of-place ops of ``ext.functions``."""
     from . import pointwise as pw
-    from .reduction import cumprod, scatter
+    from .reduction import _dtype_arg, cumprod, scatter
 
     def masked_fill_(x: Tensor, mask, value) -> Tensor:
         warn_expanded(x, "masked_fill_", "tensor[mask] = scalar", 5)
@@ -779,7 +779,7 @@ def methods() -> dict:
     def cumprod_(x: Tensor, dim: int, *, dtype=None) -> Tensor:
         # torch's kernel writes in x's own dtype: a different dtype= is refused, and bool has
         # no in-place product
-        if dtype is not None and dtype != x.dtype:
+        if dtype is not None and _dtype_arg(dtype, "cumprod_", dim) != x._data.dtype:
             raise RuntimeError(f"Bad in-place call: input tensor dtype {_C_TYPES[x.dtype._np]} "
                                f"and output tensor dtype {_C_TYPES[dtype._np]} should match")
         if x._data.dtype == np.bool_:
