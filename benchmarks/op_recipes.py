@@ -175,6 +175,8 @@ RECIPES: list[Recipe] = [
         x.var(1)
         x.logsumexp(1)
         x.cumsum(0)
+        x.cumprod(1)
+        T.cumprod(x, 0)
         x.sort(1)[0]
         x.sort(dim=0, stable=True)[0]
     """),
@@ -300,6 +302,7 @@ RECIPES: list[Recipe] = [
         x.clone().zero_()
         x.clone().copy_(y)
         x.clone().scatter_(1, gidx, y)
+        x.clone().cumprod_(1)
         x.clone().index_put_((idx,), v)
         z = x.clone(); z[0].mul_(2.0); z
         z = x * 1; r = z[0]; z.mul_(2.0); r.grad_fn; r
@@ -365,6 +368,10 @@ RECIPES: list[Recipe] = [
         gg(x.sum(), x, g0)
         gg(x * y, x, g)
         gg(x.exp(), x, g)
+        gg(x.prod(1), x, g4)
+        gg(x.cumprod(1), x, g)
+        z = x.masked_fill(mask, 0.0); gg(z.cumprod(1), x, g)
+        z = x.masked_fill(mask, 0.0); gg(z.prod(0), x, g4)
     """),
     *_family("conversion", """
         x.to(T.float32)

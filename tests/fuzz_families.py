@@ -71,11 +71,13 @@ def softmax(g: Gen):
     a = g.pick_any(lambda t: t.is_floating_point() or g.coin(0.1))
     nd = g.val(a).dim()
     d = g.dim(nd, bad=g.coin(0.03))
-    op = g.choice(("softmax", "log_softmax", "cumsum", "logsumexp"))
+    op = g.choice(("softmax", "log_softmax", "cumsum", "logsumexp", "cumprod"))
     form = g.choice((f"{a}.{op}({d})", f"T.{op}({a}, {d})", f"T.{op}({a}, dim={d})")
                     + ((f"T.nn.functional.{op}({a}, dim={d})",) if "softmax" in op else ()))
     out = g.fresh()
-    g.emit(f"{out} = {form}", op, g.dt(a), (out,))
+    # cumprod's gradient divides by the input, as prod's: keep inputs clear of zero or on it
+    guards = [(a, 0.0, 0.05)] if op == "cumprod" else ()
+    g.emit(f"{out} = {form}", op, g.dt(a), (out,), guards=guards)
 
 
 BINARY = {

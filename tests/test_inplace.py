@@ -109,6 +109,20 @@ def test_clamp_in_place_with_only_a_minimum(T):
     assert t.tolist() == [-1.0, 0.0, 2.0]
 
 
+def test_cumprod_in_place_saves_the_values_before_the_write(T):
+    a = T.tensor([[2.0, 0.0, 4.0], [1.0, 2.0, 3.0]], requires_grad=True)
+    x = a.clone()
+    x.cumprod_(1)
+    assert x.tolist() == [[2.0, 0.0, 0.0], [1.0, 2.0, 6.0]]
+    assert type(x.grad_fn).__name__ == "CumprodBackward0"
+    assert x.grad_fn._saved_self.tolist() == [[2.0, 0.0, 4.0], [1.0, 2.0, 3.0]]
+    (g,) = T.autograd.grad((x * x).sum(), [a])
+    assert g.tolist() == [[4.0, 0.0, 0.0], [82.0, 40.0, 24.0]]
+    i = T.tensor([1, 2, 3], dtype=T.int32)
+    i.cumprod_(0)
+    assert i.dtype == T.int32 and i.tolist() == [1, 2, 6]
+
+
 def test_several_in_place_ops_count_one_version_each(T):
     t = T.tensor([1.0, 2.0])
     t.add_(1).mul_(2).neg_()

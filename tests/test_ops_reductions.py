@@ -1,5 +1,5 @@
 """Reductions and scans: sum / mean over tuples of dims, max / min (whole tensor and with dim),
-amax / amin, prod, var / std, cumsum, argmax / argmin and sort.
+amax / amin, prod, var / std, cumsum, cumprod, argmax / argmin and sort.
 
 Node names and saved fields, forward values against NumPy, gradcheck and gradgradcheck in
 float64, the gradients torch picks at ties and zeros, result dtypes and error messages.
@@ -170,6 +170,10 @@ NODE_CASES = [
     node("x.cumsum_0", lambda T, i: i.x.cumsum(0), "CumsumBackward0", dim=0),
     node("x.cumsum_-1", lambda T, i: i.x.cumsum(-1), "CumsumBackward0", dim=NEG1),
     node("T.cumsum_dim=1", lambda T, i: T.cumsum(i.x, dim=1), "CumsumBackward0", dim=1),
+    node("x.cumprod_0", lambda T, i: i.x.cumprod(0), "CumprodBackward0", dim=0, **XR),
+    node("x.cumprod_-1", lambda T, i: i.x.cumprod(-1), "CumprodBackward0", dim=NEG1, **XR),
+    node("T.cumprod_dim=1_dtype", lambda T, i: T.cumprod(i.x, dim=1, dtype=T.float64),
+         "CumprodBackward0", dim=1, **XR),
     node("x.sort", lambda T, i: i.x.sort(), "SortBackward0", dim=NEG1, indices=INDICES,
          **SIZES),
     node("x.sort_0", lambda T, i: i.x.sort(0), "SortBackward0", dim=0, indices=INDICES,
@@ -322,6 +326,11 @@ SHAPED = [
     ("x.cumsum_0_1d", lambda T, x: x.cumsum(0), np.cumsum, (5,)),
     ("x.cumsum_0_size1", lambda T, x: x.cumsum(0), np.cumsum, (1,)),
     ("x.cumsum_0_0d", lambda T, x: x.cumsum(0), lambda a: a, ()),
+    ("x.cumprod_0", lambda T, x: x.cumprod(0), lambda a: a.cumprod(0), (3, 2)),
+    ("x.cumprod_-1", lambda T, x: x.cumprod(-1), lambda a: a.cumprod(-1), (2, 4)),
+    ("T.cumprod_dim=1", lambda T, x: T.cumprod(x, dim=1), lambda a: a.cumprod(1), (2, 3, 2)),
+    ("x.cumprod_0_size1", lambda T, x: x.cumprod(0), np.cumprod, (1,)),
+    ("x.cumprod_0_0d", lambda T, x: x.cumprod(0), lambda a: a, ()),
 ]
 SHAPED_PARAMS = [pytest.param(*row[1:], id=row[0]) for row in SHAPED]
 
@@ -451,6 +460,26 @@ def test_values_gradcheck(T, rng, fn, ref, shape):
     ],
 )
 def test_prod_with_zeros_gradcheck(T, fn, values):
+    check_grads(T, fn, values)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pytest.param([2.0, 0.0, 3.0, 4.0], id="one_zero"),
+        pytest.param([0.0, 1.5, 0.0, -2.0, 0.5], id="two_zeros"),
+        pytest.param([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0], [1.0, -2.0, 3.0]], id="2d_zeros"),
+    ],
+)
+@pytest.mark.parametrize(
+    "fn",
+    [
+        pytest.param(lambda x: x.cumprod(0), id="cumprod_0"),
+        pytest.param(lambda x: x.cumprod(-1), id="cumprod_-1"),
+    ],
+)
+def test_cumprod_with_zeros_gradcheck(T, fn, values):
+    # gradcheck's backward takes torch's O(n) form at zeros, gradgradcheck's the O(n^2) one
     check_grads(T, fn, values)
 
 
@@ -672,6 +701,19 @@ DTYPE_CASES = [
     ("cumsum_1_int32", lambda T: T.tensor(I32).cumsum(1), "int64", I32.cumsum(1)),
     ("cumsum_0_bool", lambda T: T.tensor(BOOL).cumsum(0), "int64", BOOL.cumsum(0)),
     ("cumsum_0_float32", lambda T: T.tensor(F32).cumsum(0), "float32", F32.cumsum(0)),
+    ("cumprod_1_int32", lambda T: T.tensor(I32).cumprod(1), "int64", I32.cumprod(1)),
+    ("cumprod_0_bool", lambda T: T.tensor(BOOL).cumprod(0), "int64", BOOL.cumprod(0)),
+    ("cumprod_0_float32", lambda T: T.tensor(F32).cumprod(0), "float32", F32.cumprod(0)),
+    ("cumprod_1_dtype=float64", lambda T: T.tensor(F32).cumprod(1, dtype=T.float64), "float64",
+     F32.astype(np.float64).cumprod(1)),
+    # dtype= converts the input first: the products of the truncated values
+    ("cumprod_1_dtype=int64", lambda T: T.tensor(F32).cumprod(1, dtype=T.int64), "int64",
+     F32.astype(np.int64).cumprod(1)),
+    # torch's float32 running product is kept in float64, rounded at each step: past an
+    # overflow to inf the next factor brings it back
+    ("cumprod_0_float32_runs_in_float64",
+     lambda T: T.tensor(np.array([1e30, 1e30, 1e-30], np.float32)).cumprod(0), "float32",
+     [1e30, np.inf, 1e30]),
     ("argmax_int32", lambda T: T.tensor(I32).argmax(), "int64", 4),
     ("argmin_1_int64", lambda T: T.tensor(I64).argmin(1), "int64", [1, 0]),
     ("argmax_1_float32", lambda T: T.tensor(F32).argmax(1), "int64", [2, 0]),
@@ -702,6 +744,7 @@ def test_result_dtype_and_values(T, fn, dtype, expected):
         pytest.param(lambda x: x.var(0), id="var_0"),
         pytest.param(lambda x: x.std(), id="std"),
         pytest.param(lambda x: x.cumsum(1), id="cumsum_1"),
+        pytest.param(lambda x: x.cumprod(1), id="cumprod_1"),
         pytest.param(lambda x: x.sort(0).values, id="sort_0"),
         pytest.param(lambda x: x.sum((0, 1)), id="sum_(0,1)"),
     ],
@@ -747,6 +790,21 @@ ERROR_CASES = [
     ("var_2", lambda T: x23(T).var(2), IndexError, OOR),
     ("std_-3", lambda T: x23(T).std(-3), IndexError, OOR),
     ("cumsum_2", lambda T: x23(T).cumsum(2), IndexError, OOR),
+    ("cumprod_2", lambda T: x23(T).cumprod(2), IndexError, OOR),
+    ("cumprod_-3", lambda T: T.cumprod(x23(T), -3), IndexError, OOR),
+    ("cumprod_1_0d", lambda T: T.tensor(1.0).cumprod(1), IndexError, OOR),
+    ("cumprod_without_dim", lambda T: x23(T).cumprod(), TypeError,
+     "missing 1 required positional argument"),
+    ("cumprod_dtype_str", lambda T: x23(T).cumprod(0, dtype="x"), TypeError,
+     "cumprod\\(\\): argument 'dtype' must be"),
+    ("cumprod__dtype", lambda T: T.zeros(3).cumprod_(0, dtype=T.float64), RuntimeError,
+     "Bad in-place call: input tensor dtype float and output tensor dtype double should match"),
+    ("cumprod__int64_dtype", lambda T: T.tensor([2, 3]).cumprod_(0, dtype=T.float32),
+     RuntimeError, "input tensor dtype long int and output tensor dtype float should match"),
+    ("cumprod__dtype_str", lambda T: T.zeros(3).cumprod_(0, dtype="x"), TypeError,
+     "cumprod_\\(\\): argument 'dtype' must be"),
+    ("cumprod__bool", lambda T: T.tensor([True, False]).cumprod_(0), NotImplementedError,
+     "\"cumprod_out_cpu\" not implemented for 'Bool'"),
     ("argmax_2", lambda T: x23(T).argmax(2), IndexError, OOR),
     ("argmin_-3", lambda T: x23(T).argmin(-3), IndexError, OOR),
     ("sort_2", lambda T: x23(T).sort(2), IndexError, OOR),
@@ -859,3 +917,59 @@ def test_prod_gradient_with_two_zeros_is_zeros_even_beside_nan(T):
     assert x.grad.tolist() == [0.0, 0.0, 0.0, 0.0]
     (g,) = T.autograd.grad(x.prod(), [x], create_graph=True)
     np.testing.assert_array_equal(to_np(g), [np.nan, np.nan, np.nan, 0.0])
+
+
+def _second_order(T, x, fn, w1, w2):
+    """The gradient of ``(fn(x) * w1).sum()`` built with create_graph, and the gradient of
+    ``(g * w2).sum()`` through it."""
+    (g,) = T.autograd.grad((fn(x) * w1).sum(), [x], create_graph=True)
+    (gg,) = T.autograd.grad((g * w2).sum(), [x])
+    return to_np(g.detach()), to_np(gg)
+
+
+def test_prod_double_backward_at_a_zero_beside_inf_is_torchs_cumprod_formulas(T):
+    # prod's gradient at a zero runs through exclusive cumprods; their own backward gives the
+    # -inf column's middle element nan (0 * inf in cumprod_backward), not a finite value
+    inf = float("inf")
+    x = T.tensor([[1.25, -1.0], [0.0, -inf], [-0.25, 1.75]], requires_grad=True)
+    w2 = T.tensor([[0.5, 0.75], [1.0, 1.25], [1.5, 1.75]])
+    g, gg = _second_order(T, x, lambda x: x.prod(0), T.tensor([0.5, 0.75]), w2)
+    np.testing.assert_array_equal(g, [[0.0, -inf], [-0.15625, -1.3125], [0.0, inf]])
+    np.testing.assert_array_equal(gg, [[-0.125, -inf], [0.875, np.nan], [0.625, -inf]])
+
+
+def test_prod_double_backward_of_all_elements_with_two_zeros_and_nan(T):
+    # with create_graph the two-zeros shortcut is not taken: the formula's nan reach the
+    # second-order gradient where torch's cumprod_backward lets them
+    nan = float("nan")
+    x = T.tensor([[0.0, 2.0, -0.5], [2.0, -1.0, 0.0], [-1.0, 1.5, nan]], dtype=T.float64,
+                 requires_grad=True)
+    w2 = T.tensor([[0.5, 0.75, 1.0], [1.25, 1.5, 1.75], [2.0, 0.5, 0.75]], dtype=T.float64)
+    g, gg = _second_order(T, x, lambda x: x.prod(), T.tensor(0.5, dtype=T.float64), w2)
+    np.testing.assert_array_equal(g, [[nan] * 3, [nan] * 3, [nan, nan, 0.0]])
+    np.testing.assert_array_equal(gg, [[nan, 0.0, 0.0], [0.0, 0.0, nan], [nan, nan, nan]])
+
+
+def test_cumprod_gradient_at_zeros_with_and_without_a_graph(T):
+    # without a graph torch's O(n) form: 0 after a slice's first zero, however large the
+    # products there (the inf in row 0); with one, the O(n^2) form, whose inf * 0 give nan
+    inf, nan = float("inf"), float("nan")
+    x = T.tensor([[2.0, 0.0, 3.0, 0.0, inf], [1.5, -2.0, 0.0, 4.0, 0.5]], dtype=T.float64,
+                 requires_grad=True)
+    g = T.tensor([[1.0, 2.0, 3.0, 4.0, 0.0], [0.5, 1.0, -1.0, 2.0, 1.0]], dtype=T.float64)
+    (plain,) = T.autograd.grad(x.cumprod(1), [x], g)
+    (graph,) = T.autograd.grad(x.cumprod(1), [x], g, create_graph=True)
+    np.testing.assert_array_equal(to_np(plain), [[1.0, 22.0, 0.0, 0.0, 0.0],
+                                                 [-1.5, 1.5, -27.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(to_np(graph.detach()), [[nan, nan, nan, nan, 0.0],
+                                                          [-1.5, 1.5, -27.0, 0.0, 0.0]])
+    assert graph.grad_fn.name().endswith("CopySlices")
+
+
+def test_cumprod_second_derivative_at_two_zeros(T):
+    x = T.tensor([2.0, 0.0, 3.0, 0.0, 5.0], dtype=T.float64, requires_grad=True)
+    g, gg = _second_order(T, x, lambda x: x.cumprod(0),
+                          T.tensor([1.0, 2.0, 3.0, 4.0, 5.0], dtype=T.float64),
+                          T.tensor([0.5, 1.0, 1.5, 2.0, 2.5], dtype=T.float64))
+    np.testing.assert_array_equal(g, [1.0, 22.0, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(gg, [11.0, 362.5, 6.0, 174.0, 0.0])

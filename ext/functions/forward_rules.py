@@ -232,16 +232,27 @@ def _amax(args, out, t):
 
 
 def _prod(args, out, t):
-    x = args[0]
-    if len(args) == 1:
-        dims, keepdim = tuple(range(x.ndim)), False
-    else:
-        dims, keepdim = (args[1],), args[2]
-    if x.ndim == 0:
-        return t[0]
+    # torch's: prod_backward(ones, x, result[, dim, keepdim]) * t, summed over the reduced dims
+    x = args[0].to(out.dtype)
     ones = out.new_ones(out.shape)
-    partials = reduction._prod_backward(ones, x, out, dims, keepdim)
-    return (partials * t[0]).sum(dims, keepdim=keepdim)
+    if len(args) == 1:
+        return (reduction.prod_backward(ones, x, out) * t[0]).sum()
+    dim, keepdim = args[1], args[2]
+    return (reduction.prod_backward(ones, x, out, dim, keepdim) * t[0]).sum(dim, keepdim)
+
+
+def _cumprod(args, out, t):
+    # torch's cumprod_jvp: (t / x).cumsum * result where no zero came before; from a slice's
+    # first zero on, the running product of x with t put in place of that zero
+    x, dim = args[0], args[1]
+    tx = t[0]
+    gradient = (tx / x).cumsum(dim) * out
+    zero = x == 0
+    if x.ndim == 0:
+        return where(zero, tx, gradient)
+    first = zero.logical_and(zero.cumsum(dim) == 1)
+    after_first = first.cumsum(dim).to(_dtype.bool)
+    return where(after_first, where(first, tx, x).cumprod(dim), gradient).to(out.dtype)
 
 
 def _variance(args, out, t, std: bool):
@@ -387,6 +398,7 @@ RULES = {
     reduction.MeanAll: lambda a, o, t: t[0].mean(),
     reduction.MeanDim: _linear(lambda t, dim, keepdim=False: t.mean(dim, keepdim=keepdim)),
     reduction.Cumsum: _linear(lambda t, dim: t.cumsum(dim)),
+    reduction.Cumprod: _cumprod,
     reduction.MaxAll: _evenly, reduction.MinAll: _evenly,
     reduction.MaxDim: _picked(True), reduction.MinDim: _picked(False),
     reduction.Amax: _amax, reduction.Amin: _amax,

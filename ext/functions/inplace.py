@@ -457,6 +457,13 @@ def _copied(x: Tensor, src: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------- methods
+# The C++ names torch's messages give dtypes.
+_C_TYPES = {np.dtype(k): v for k, v in (
+    ("float64", "double"), ("float32", "float"), ("float16", "c10::Half"), ("int64", "long int"),
+    ("int32", "int"), ("int16", "short int"), ("int8", "signed char"), ("uint8", "unsigned char"),
+    ("bool", "bool"))}
+
+
 def _inplace_method(name: str, op):
     def method(self, *args, **kwargs):
         return apply_inplace(self, op, *args, **kwargs)
@@ -479,11 +486,21 @@ def _augmented(op):
 def methods() -> dict:
     """The in-place Tensor methods, made from the out-of-place ops of ``ext.functions``."""
     from . import pointwise as pw
-    from .reduction import scatter
+    from .reduction import _dtype_arg, cumprod, scatter
 
     def masked_fill_(x: Tensor, mask, value) -> Tensor:
         warn_expanded(x, "masked_fill_", "tensor[mask] = scalar", 5)
         return pw.masked_fill(x, mask, value)
+
+    def cumprod_(x: Tensor, dim: int, *, dtype=None) -> Tensor:
+        # torch's kernel writes in x's own dtype: a different dtype= is refused, and bool has
+        # no in-place product
+        if dtype is not None and _dtype_arg(dtype, "cumprod_", dim) != x._data.dtype:
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {_C_TYPES[x.dtype._np]} "
+                               f"and output tensor dtype {_C_TYPES[dtype._np]} should match")
+        if x._data.dtype == np.bool_:
+            raise NotImplementedError("\"cumprod_out_cpu\" not implemented for 'Bool'")
+        return cumprod(x, dim)
 
     masked_fill_.writes_through_aliases = True
     table = {
@@ -496,7 +513,7 @@ def methods() -> dict:
         "log1p_": pw.log1p, "expm1_": pw.expm1, "rsqrt_": pw.rsqrt,
         "nan_to_num_": pw.nan_to_num, "masked_fill_": masked_fill_,
         "zero_": _zeroed, "fill_": _filled, "copy_": _copied,
-        "scatter_": scatter,
+        "scatter_": scatter, "cumprod_": cumprod_,
     }
     _DIRECT.update({pw.add: np.add, pw.sub: np.subtract, pw.mul: np.multiply,
                     pw.div: np.true_divide})

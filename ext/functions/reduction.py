@@ -1,5 +1,6 @@
 """Reductions over all elements or over some dims: sum, mean, max/min, amax/amin, prod, var/std,
-argmax/argmin, and the ops that keep the dims but order or accumulate along one (sort, cumsum)."""
+argmax/argmin, and the ops that keep the dims but order or accumulate along one (sort,
+cumsum, cumprod)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from .pointwise.arithmetic import div_scalar
 from .shape import wrap_dims
 
 __all__ = ["sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std", "cumsum",
-           "argmax", "argmin", "sort", "scatter", "normalize_dims", "return_types"]
+           "cumprod", "argmax", "argmin", "sort", "scatter", "normalize_dims", "return_types"]
 
 
 def check_keepdim(keepdim, name: str) -> None:
@@ -591,12 +592,7 @@ class ProdAll(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        if x.ndim and not namespace_of(x).is_grad_enabled() and (x == 0).sum().item() > 1:
-            # torch's prod_backward: with two zeros every product of the others is 0 (even
-            # beside a nan or an inf), unless the gradient is to be differentiated again
-            return namespace_of(x).zeros_like(x)
-        dims = tuple(range(x.ndim))
-        return _prod_backward(grad, x, result, dims, False)
+        return prod_backward(grad, x.to(grad.dtype), result)
 
 
 class ProdDim(BuiltinFunction):
@@ -619,37 +615,49 @@ class ProdDim(BuiltinFunction):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        return _prod_backward(grad, x, result, (ctx.dim,), ctx.keepdim), None, None
+        return prod_backward(grad, x.to(grad.dtype), result, ctx.dim, ctx.keepdim), None, None
 
 
-def _prod_backward(grad: Tensor, x: Tensor, result: Tensor, dims: tuple,
-                   keepdim: bool) -> Tensor:
-    """d prod / d x_i = the product of the other elements of x_i's slice."""
-    sizes = tuple(x.shape)
-    g = _expand_back(grad, dims, keepdim, sizes)
+def prod_backward(grad: Tensor, x: Tensor, result: Tensor, dim=None,
+                  keepdim: bool = False) -> Tensor:
+    """torch's ``prod_backward``: d prod / d x_i = the product of the other elements of x_i's
+    slice, as ``grad * result / x`` when x has no zero, else through exclusive running products
+    (``prod_safe_zeros_backward``). Written in ext's ops, so that its own derivative is the one
+    torch records through the same formula (nan beside a zero and an inf included)."""
     if x.ndim == 0:
-        return g
-    if not (x == 0).any():
-        # torch's formula, through the saved result (so double backward reaches it).
-        return g * (_expand_back(result, dims, keepdim, sizes) / x)
-    # With zeros, result / x is 0/0: multiply the prefix and suffix products instead, which
-    # stays differentiable (double backward needs the zeros' own derivatives).
-    flat = len(dims) != 1
-    y = x.reshape(-1) if flat else x
-    dim = 0 if flat else _wrap_dim(dims[0], x.ndim)
-    parts = y.unbind(dim)
+        return grad
+    zeros = int(np.count_nonzero(x._data == 0))
+    if dim is None:
+        if not zeros:
+            return grad * (result / x)
+        if zeros > 1 and not namespace_of(x).is_grad_enabled():
+            # with two zeros every product of the others is 0 (even beside a nan or an inf),
+            # unless the gradient is to be differentiated again
+            return namespace_of(x).zeros_like(x)
+        return _prod_safe_zeros_backward(grad, x.contiguous().view(-1), 0).view_as(x)
+    dim = _wrap_dim(dim, x.ndim)
+    if not keepdim:
+        grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
+    if not zeros:
+        return grad * (result / x)
+    return _prod_safe_zeros_backward(grad, x, dim)
+
+
+def _prod_safe_zeros_backward(grad: Tensor, x: Tensor, dim: int) -> Tensor:
+    # [a, b, c]: the running products before each element, [1, a, ab], times those after it,
+    # [bc, c, 1], exact with zeros.
+    if x.numel() == 0:
+        return grad.expand_as(x)
+    n = x.shape[dim]
+    if n == 1:
+        return grad
     ns = namespace_of(x)
-    one = ns.ones_like(parts[0])
-    prefix, acc = [], one
-    for p in parts:
-        prefix.append(acc)
-        acc = acc * p
-    suffix, acc = [None] * len(parts), one
-    for i in range(len(parts) - 1, -1, -1):
-        suffix[i] = acc
-        acc = acc * parts[i]
-    others = ns.stack([a * b for a, b in zip(prefix, suffix)], dim)
-    return g * (others.reshape(sizes) if flat else others)
+    sizes = list(x.shape)
+    sizes[dim] = 1
+    ones = ns.ones(sizes, dtype=grad.dtype)
+    before = ns.cat([ones, x.narrow(dim, 0, n - 1)], dim).cumprod(dim)
+    after = ns.cat([ones, x.narrow(dim, 1, n - 1).flip(dim)], dim).cumprod(dim).flip(dim)
+    return grad * (before * after)
 
 
 def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -834,11 +842,130 @@ def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     d = x._data
     acc = _sum_dtype(d, dtype, "cumsum", dim)
     pos = _wrap_dim(dim, d.ndim)
-    # torch's result is contiguous whatever the input's layout (a reshape of it is a view)
-    out = wrap(np.cumsum(np.asarray(d, order="C"), axis=pos, dtype=acc) if d.ndim
-               else d.astype(acc or d.dtype))
+    # torch's result is contiguous whatever the input's layout (a reshape of it is a view);
+    # inf - inf gives its nan silently
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = wrap(np.cumsum(np.asarray(d, order="C"), axis=pos, dtype=acc) if d.ndim
+                   else d.astype(acc or d.dtype))
     if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
         record(Cumsum, out, (x,), (x, dim))
+    return out
+
+
+# ---------------------------------------------------------------------------------- cumprod
+class Cumprod(BuiltinFunction):
+    """Running products along ``dim``: torch's ``cumprod_backward``."""
+
+    node_name = "CumprodBackward0"
+    saved_fields = ("self", "result")
+    saved_attrs = ("dim",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def forward(x, dim):
+        return x.cumprod(dim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0], output)
+        ctx.dim = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        return cumprod_backward(grad.to(x.dtype), x, ctx.dim, result), None
+
+
+# The running type of torch's CPU kernels: float32 runs in float64 (each step rounded back),
+# float16 in float32.
+_RUNNING = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32}
+
+
+def _running(kernel, d: np.ndarray, axis: int) -> np.ndarray:
+    """``np.cumprod``/``np.cumsum`` along ``axis`` as torch's CPU kernel computes it."""
+    acc = _RUNNING.get(d.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # (torch's inf and nan come silently)
+        if acc is None:
+            return kernel(d, axis=axis)
+        return kernel(d, axis=axis, dtype=acc).astype(d.dtype)
+
+
+def cumprod_backward(grad: Tensor, x: Tensor, dim: int, result: Tensor) -> Tensor:
+    """torch's ``cumprod_backward``: d out_j / d x_k = the product of x_i for i <= j, i != k.
+
+    Without zeros it is ``reversed_cumsum(grad * result) / x``. With zeros, and no graph to
+    build, torch's O(n) form: elements after a slice's first zero get 0, those before it the
+    formula above over the elements before it, the first zero the running products up to the
+    second one; under grad mode, the O(n^2) form whose derivative is cumprod's second one."""
+    if x.numel() <= 1:
+        return grad
+    dim = _wrap_dim(dim, x.ndim)
+    n = x.shape[dim]
+    if n == 1:
+        return grad
+    ns = namespace_of(x)
+    w = result * grad
+    if not np.any(x._data == 0):
+        return w.flip(dim).cumsum(dim).flip(dim).div(x)
+    if not ns.is_grad_enabled():
+        return wrap(_cumprod_backward_zeros(grad._data, x._data, dim, w._data,
+                                            result._data))
+    grad_input = ns.zeros(x.shape, dtype=grad.dtype)
+    sizes = list(x.shape)
+    sizes[dim] = 1
+    ones = ns.ones(1, dtype=grad.dtype).expand(sizes)
+    for k in range(n):
+        if k == 0:
+            omitted = ns.cat([ones, x.narrow(dim, 1, n - 1).cumprod(dim)], dim)
+        elif k == n - 1:
+            omitted = x.narrow(dim, 0, k).prod(dim, True)
+        else:
+            until = x.narrow(dim, 0, k).prod(dim, True)
+            after = x.narrow(dim, k + 1, n - k - 1).cumprod(dim)
+            omitted = ns.cat([until, until.expand_as(after) * after], dim)
+        grad_input.select(dim, k).copy_((grad.narrow(dim, k, n - k) * omitted).sum(dim))
+    return grad_input
+
+
+def _cumprod_backward_zeros(g: np.ndarray, x: np.ndarray, dim: int, w: np.ndarray,
+                            out: np.ndarray) -> np.ndarray:
+    # torch's masked O(n) form, on arrays (nothing is recorded): z1 is a slice's first zero,
+    # z2 its second (or the end).
+    grad_input = np.zeros(x.shape, g.dtype)
+    count = np.cumsum(x == 0, axis=dim)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # k < z1: the reversed running sum of grad * result over [k, z1), divided by x_k
+        before = count == 0
+        rsum = np.flip(_running(np.cumsum, np.flip(np.where(before, w, 0), dim), dim), dim)
+        grad_input[before] = (rsum / x)[before]
+        # k = z1: (prod x[:z1]) * sum_{z1 <= j < z2} grad_j * prod x(z1, j]
+        between = count == 1
+        first = np.argmax(between, axis=dim).reshape(
+            x.shape[:dim] + (1,) + x.shape[dim + 1:])
+        first_mask = np.zeros(x.shape, bool)
+        np.put_along_axis(first_mask, first, True, axis=dim)
+        first_mask &= between
+        between &= ~first_mask
+        runs = _running(np.cumprod, np.where(between, x, 1).astype(g.dtype, copy=False), dim)
+        total = np.add.reduce(runs * np.where(count != 1, 0, g), axis=dim, keepdims=True)
+        prefix = np.take_along_axis(out, np.maximum(first - 1, 0), axis=dim)
+        total = total * np.where(first == 0, 1, prefix)
+        grad_input[first_mask] = np.broadcast_to(total, x.shape)[first_mask]
+    return grad_input
+
+
+def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """Running products along ``dim``."""
+    d = x._data
+    if dtype is not None:
+        d = d.astype(_dtype_arg(dtype, "cumprod", dim), copy=False)
+    elif d.dtype.kind in "biu":
+        d = d.astype(np.int64)  # integer and bool products run in int64, as in torch
+    pos = _wrap_dim(dim, d.ndim)
+    # torch's result is contiguous whatever the input's layout
+    out = wrap(_running(np.cumprod, np.asarray(d, order="C"), pos) if d.ndim else d.copy())
+    if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
+        record(Cumprod, out, (x,), (x, dim))
     return out
 
 
@@ -956,7 +1083,7 @@ def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - t
 METHODS = {
     "any": any, "all": all,
     "sum": sum, "mean": mean, "max": max, "min": min, "amax": amax, "amin": amin, "prod": prod,
-    "var": var, "std": std, "cumsum": cumsum, "argmax": argmax, "argmin": argmin, "sort": sort,
-    "scatter": scatter,
+    "var": var, "std": std, "cumsum": cumsum, "cumprod": cumprod, "argmax": argmax,
+    "argmin": argmin, "sort": sort, "scatter": scatter,
 }
 FUNCTIONS = dict(METHODS)
