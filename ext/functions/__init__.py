@@ -11,6 +11,7 @@ from __future__ import annotations
 from .. import _tensor
 from .._tensor import Tensor
 from . import (
+    _op,
     activation,
     forward_rules,
     creation,
@@ -35,6 +36,8 @@ FUNCTIONS: dict = {}
 for _module in _MODULES:
     METHODS.update(_module.METHODS)
     FUNCTIONS.update(_module.FUNCTIONS)
+METHODS.update(_op.methods())
+FUNCTIONS.update(_op.functions())
 METHODS.update(inplace.methods())
 
 

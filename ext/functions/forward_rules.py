@@ -9,8 +9,6 @@ by ``install`` when ``ext.functions`` loads.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import _dtype
@@ -130,32 +128,6 @@ def _div(args, out, t):
         return t[0] / b
     prod = t[1] * out
     return (-prod if t[0] is None else t[0] - prod) / b
-
-
-def _pow_tensor_tensor(args, out, t):
-    x, y = args
-    tx = None if t[0] is None else where(y == 0, 0.0, t[0] * (y * x ** (y - 1)))
-    ty = None if t[1] is None else arithmetic._exponent_term(t[1], x, y, out)
-    return _sum(tx, ty)
-
-
-def _pow_tensor_scalar(args, out, t):
-    x, e = args
-    if type(e) is bool:
-        # as in its backward, a bool exponent takes the formula (False: 0 * x^-1, nan at 0)
-        e = float(e)
-    elif e == 0:
-        return _zeros_like(x)
-    return t[0] * (e * x ** (e - 1))
-
-
-def _pow_scalar_tensor(args, out, t):
-    # torch's pow_backward_exponent: t * c^y log(c), where c = 0 gives 0 for y >= 0 and
-    # t * 0^y * -inf (-inf or nan) for y < 0
-    base, y = args
-    if base == 0:
-        return t[1] * where(y >= 0, 0.0, out * -math.inf)
-    return t[1] * (out * arithmetic.log_of_base(base))
 
 
 # ---------------------------------------------------------------------------------- selection
@@ -356,11 +328,9 @@ RULES = {
     arithmetic.Rsub: lambda a, o, t: -t[0] if (a[2] if len(a) > 2 else 1) == 1 else t[0] * -a[2],
     arithmetic.RsubTensor: _rsub_tensor, arithmetic.Mul: _mul, arithmetic.Div: _div,
     arithmetic.Reciprocal: lambda a, o, t: -t[0] * o * o,
-    arithmetic.PowTensorScalar: _pow_tensor_scalar, arithmetic.PowTensorTensor: _pow_tensor_tensor,
-    arithmetic.PowScalarTensor: _pow_scalar_tensor,
     # one-input math
     unary.Neg: lambda a, o, t: -t[0],
-    unary.Exp: _chain(lambda x, y: y), unary.Log: lambda a, o, t: t[0] / a[0],
+    unary.Log: lambda a, o, t: t[0] / a[0],
     unary.Sin: _chain(lambda x, y: x.cos()), unary.Cos: _chain(lambda x, y: -x.sin()),
     unary.Tanh: _chain(lambda x, y: 1 - y * y), unary.Sigmoid: _chain(lambda x, y: (1 - y) * y),
     unary.Relu: lambda a, o, t: unary.threshold_backward(t[0], o, 0),
