@@ -304,6 +304,7 @@ def declare(name: str, *overloads: type, function: Callable | None = None,
     """
     if function is None:
         function = _elementwise(name, overloads[0], kernel, dtype)
+    function.__name__ = function.__qualname__ = name
     for ov in overloads:
         ov._method = name
     table = {m: function for m in (methods or (name,))}

@@ -176,24 +176,6 @@ def _where(args, out, t):
 
 
 # ---------------------------------------------------------------------------------- reductions
-def _evenly(args, out, t):
-    # torch's evenly_read_jvp: the tangent shared among the elements equal to the result
-    mask = args[0] == out
-    return (mask * (t[0] / mask.sum())).sum()
-
-
-def _picked(largest: bool):
-    def rule(args, out, t):
-        x, dim, keepdim = (tuple(args) + (False,))[:3]
-        if x.ndim == 0:
-            return t[0], None
-        idx = (x.argmax if largest else x.argmin)(dim, keepdim=True)
-        values = t[0].gather(dim, idx)
-        return (values if keepdim else values.squeeze(dim)), None
-
-    return rule
-
-
 def _amax(args, out, t):
     # torch's amaxamin_jvp: the mean of the tangents where x equals the result (nan where none
     # does, as at a nan)
@@ -352,13 +334,9 @@ RULES = {
     selection.Maximum: _extremum(True), selection.Minimum: _extremum(False),
     selection.Where: _where,
     # reductions
-    reduction.SumAll: lambda a, o, t: t[0].sum(),
-    reduction.SumDim: _linear(lambda t, dim, keepdim=False: t.sum(dim, keepdim=keepdim)),
     reduction.MeanAll: lambda a, o, t: t[0].mean(),
     reduction.MeanDim: _linear(lambda t, dim, keepdim=False: t.mean(dim, keepdim=keepdim)),
     reduction.Cumsum: _linear(lambda t, dim: t.cumsum(dim)),
-    reduction.MaxAll: _evenly, reduction.MinAll: _evenly,
-    reduction.MaxDim: _picked(True), reduction.MinDim: _picked(False),
     reduction.Amax: _amax, reduction.Amin: _amax,
     reduction.ProdAll: _prod, reduction.ProdDim: _prod,
     reduction.Var: lambda a, o, t: _variance(a, o, t, False),
