@@ -289,15 +289,15 @@ _REGISTRY: dict[str, Op] = {}
 
 def declare(name: str, *overloads: type, function: Callable | None = None,
             kernel: Callable | None = None, dtype: str | None = None,
-            methods: tuple = (), functions: tuple = (), operator: str | None = None,
-            reflected: tuple | None = None, inplace: str | None = None,
+            methods: tuple | None = None, functions: tuple | None = None,
+            operator: str | None = None, reflected: tuple | None = None, inplace: str | None = None,
             augmented: str | None = None, torch_op: str = "") -> Callable:
     """Enter the op ``name`` in the registry and return its function.
 
     ``function`` parses the arguments, runs the kernel and ends in ``dispatch`` with the overload
     it chose; a one-input elementwise op gives ``kernel`` (NumPy, array to array) and ``dtype``
-    instead, and its function is made here. ``methods`` and ``functions`` default to ``(name,)``
-    (Tensor methods and ``ext.*`` names); ``operator`` is a Python operator method (``__pow__``)
+    instead, and its function is made here. ``methods`` and ``functions`` (Tensor methods and
+    ``ext.*`` names) default to ``(name,)``; ``operator`` is a Python operator method (``__pow__``)
     and ``reflected`` a ``(name, function)`` pair (``__rpow__``); ``inplace`` and ``augmented``
     name the in-place method (``pow_``) and operator (``__ipow__``): the same op, written into
     its first argument.
@@ -307,12 +307,12 @@ def declare(name: str, *overloads: type, function: Callable | None = None,
     function.__name__ = function.__qualname__ = name
     for ov in overloads:
         ov._method = name
-    table = {m: function for m in (methods or (name,))}
+    table = {m: function for m in ((name,) if methods is None else methods)}
     if operator:
         table[operator] = operator_method(function)
     if reflected:
         table[reflected[0]] = reflected_method(reflected[1])
-    free = {f: function for f in (functions or (name,))}
+    free = {f: function for f in ((name,) if functions is None else functions)}
     _REGISTRY[name] = Op(name, overloads, function, table, free, inplace, augmented,
                          torch_op or f"aten::{name}")
     return function

@@ -346,9 +346,6 @@ RULES = {
         _or_zeros(t[0], a[0]), a[1], a[2], _or_zeros(t[3], a[3])),
     reduction.ScatterValue: lambda a, o, t: reduction.scatter(t[0], a[1], a[2], 0.0),
     # shapes
-    shape.View: _linear(lambda t, s: t.reshape(s)),
-    shape.UnsafeView: _linear(lambda t, s: t.reshape(s)),
-    shape.ReshapeAlias: _linear(lambda t, s: t.reshape(s)),
     shape.T: lambda a, o, t: t[0].t(),
     shape.Transpose: _linear(lambda t, d0, d1: t.transpose(d0, d1)),
     shape.Permute: _linear(shape.permute),
