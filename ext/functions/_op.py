@@ -42,7 +42,10 @@ LINEAR = _Rule("linear")
 FLOAT = "float"
 
 # needs_input_grad tuples are shared between nodes (they are immutable).
-_NEEDS: dict = {(True,): (True,)}
+_NEEDS: dict = {}
+_NEEDS_ONE = (True,)
+_FIRST = (0,)
+_NEEDS_TWO = (((False, False), (False, True)), ((True, False), (True, True)))
 
 
 class Overload(BuiltinFunction):
@@ -76,8 +79,9 @@ class Overload(BuiltinFunction):
     # Filled in when the class is made: where each saved value comes from.
     _save_from: tuple = ()
     _attr_from: tuple = ()
-    _edge_pos: tuple = (0,)
+    _edge_pos: tuple = _FIRST
     _linked = 1
+    _method = ""  # (set by declare: the Tensor method that runs the op)
 
     @classmethod
     def _decorate_node(cls) -> None:
@@ -99,7 +103,9 @@ class Overload(BuiltinFunction):
                 attrs.append((name, names[name], False))
         cls._attr_from = tuple(attrs)
         pos = cls.tensor_positions
-        cls._edge_pos = tuple(range(len(cls.args))) if pos is None else tuple(pos)
+        pos = tuple(range(len(cls.args))) if pos is None else tuple(pos)
+        # (one tensor input, the first: the common case, told by identity in dispatch)
+        cls._edge_pos = _FIRST if pos == _FIRST else pos
         cls._linked = len(cls.outputs) - len(cls.non_differentiable)
         if cls.outputs[cls._linked:] != cls.non_differentiable:
             raise TypeError(f"{cls.__name__}: non-differentiable outputs come last")
@@ -156,27 +162,28 @@ class Overload(BuiltinFunction):
         """The op on the tensors at hand (ext or torch), through its Tensor method."""
         return getattr(args[0], cls._method)(*args[1:])
 
-    _method = ""
-
 
 def _setup_for(cls: type) -> Callable:
-    """``setup_context`` made from the declared saves (the common shapes without a loop)."""
-    save_from, attr_from = cls._save_from, cls._attr_from
+    """``setup_context`` made from the declared saves, written out as code (as ``dataclasses``
+    writes ``__init__``): a loop over the plan costs a measurable share of a small op's
+    dispatch (``benchmarks/ops.py``), the written-out body what a hand-written one costs."""
     multi = len(cls.outputs) > 1
-    if not attr_from and save_from == (~0,) and not multi:
-        return lambda ctx, inputs, output: ctx.save_for_backward(output)
-    if not attr_from and save_from == (0,):
-        return lambda ctx, inputs, output: ctx.save_for_backward(inputs[0])
 
-    def setup_context(ctx, inputs: tuple, output) -> None:
-        outputs = output if multi else (output,)
-        if save_from:
-            ctx.save_for_backward(*[inputs[p] if p >= 0 else outputs[~p] for p in save_from])
-        for name, p, sizes in attr_from:
-            v = inputs[p] if p >= 0 else outputs[~p]
-            setattr(ctx, name, tuple(v.shape) if sizes else v)
+    def source(p: int) -> str:
+        if p >= 0:
+            return f"inputs[{p}]"
+        return f"output[{~p}]" if multi else "output"
 
-    return setup_context
+    lines = []
+    if cls._save_from:
+        lines.append(f"ctx.save_for_backward({', '.join(source(p) for p in cls._save_from)})")
+    for name, p, sizes in cls._attr_from:
+        lines.append(f"ctx.{name} = tuple({source(p)}.shape)" if sizes else
+                     f"ctx.{name} = {source(p)}")
+    body = "\n    ".join(lines or ["pass"])
+    namespace: dict = {}
+    exec(f"def setup_context(ctx, inputs, output):\n    {body}\n", namespace)  # noqa: S102
+    return namespace["setup_context"]
 
 
 def dispatch(ov: type, data, args: tuple):
@@ -193,16 +200,17 @@ def dispatch(ov: type, data, args: tuple):
     if STATE.special:
         if _special(ov, out, outputs, args):
             _record(ov, out, outputs, args)
-    elif STATE.grad_enabled and out._data.dtype.kind == "f":
+    elif STATE.grad_enabled:
         pos = ov._edge_pos
-        if pos == (0,):
-            if args[0]._requires_grad:
+        if pos is _FIRST:
+            if args[0]._requires_grad and out._data.dtype.kind == "f":
                 _record(ov, out, outputs, args)
         else:
             for p in pos:
                 a = args[p]
                 if type(a) is Tensor and a._requires_grad:
-                    _record(ov, out, outputs, args)
+                    if out._data.dtype.kind == "f":
+                        _record(ov, out, outputs, args)
                     break
     if ov.is_view:
         make_view(out, args[0])
@@ -213,17 +221,22 @@ def dispatch(ov: type, data, args: tuple):
 
 def _record(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> None:
     node = _new(ov._backward_cls)
-    if len(args) == 1:
+    n = len(args)
+    if n == 1:
         # (recorded, so its one input requires grad)
-        node.needs_input_grad = _NEEDS[(True,)]
+        node.needs_input_grad = _NEEDS_ONE
+    elif n == 2:
+        a, b = args
+        node.needs_input_grad = _NEEDS_TWO[type(a) is Tensor and a._requires_grad][
+            type(b) is Tensor and b._requires_grad]
     else:
         needs = tuple([type(a) is Tensor and a._requires_grad for a in args])
         node.needs_input_grad = _NEEDS.setdefault(needs, needs)
     node._saved = ()
     node._versions = None
     pos = ov._edge_pos
-    if pos == (0,):
-        edges = (args[0],)
+    if len(pos) == 1:
+        edges = (args[pos[0]],)
     else:
         edges = tuple([args[p] if type(args[p]) is Tensor else None for p in pos])
     if outputs is None:
