@@ -237,6 +237,8 @@ def _record(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> None:
     pos = ov._edge_pos
     if len(pos) == 1:
         edges = (args[pos[0]],)
+    elif ov.tensor_positions is None:
+        edges = args  # (every argument is a tensor input)
     else:
         edges = tuple([args[p] if type(args[p]) is Tensor else None for p in pos])
     if outputs is None:
