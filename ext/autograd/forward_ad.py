@@ -249,7 +249,7 @@ def propagate(op: type, outputs: tuple, args: tuple) -> None:
     STATE.fw_level = None
     refresh_special()
     try:
-        result = op.jvp(args, out, tuple(tangents))
+        result = op.tangents(args, out, tuple(tangents))
     finally:
         STATE.fw_level = level
         refresh_special()

@@ -1,15 +1,17 @@
 """``ext.functions``: the op library. Every differentiable op is a Function here.
 
-Each op module declares ``METHODS`` (Tensor methods and operators) and ``FUNCTIONS`` (``ext.*``
-free functions). ``install_methods`` puts them on ``ext.Tensor`` when ``ext`` is imported: the one
-table through which the Tensor reaches the ops, and the only place where a lower layer is given
-code from a higher one.
+Ops declared through ``_op.declare`` (see docs/adding_an_op.md) carry their names in the op
+registry; the op modules not yet migrated declare ``METHODS`` (Tensor methods and operators) and
+``FUNCTIONS`` (``ext.*`` free functions). ``install_methods`` puts both on ``ext.Tensor`` when
+``ext`` is imported: the one table through which the Tensor reaches the ops, and the only place
+where a lower layer is given code from a higher one.
 """
 
 from __future__ import annotations
 
 from .._tensor import Tensor
 from . import (
+    _op,
     activation,
     forward_rules,
     creation,
@@ -34,6 +36,8 @@ FUNCTIONS: dict = {}
 for _module in _MODULES:
     METHODS.update(_module.METHODS)
     FUNCTIONS.update(_module.FUNCTIONS)
+METHODS.update(_op.methods())
+FUNCTIONS.update(_op.functions())
 METHODS.update(inplace.methods())
 
 

@@ -237,6 +237,12 @@ class BuiltinFunction(Function):
         return cls.forward(*args)
 
     @classmethod
+    def tangents(cls, args: tuple, out, tangents: tuple):
+        """The output's tangent for the arguments' ``tangents`` (forward-mode AD): this op's
+        ``jvp`` rule, in the ``(args, out, tangents)`` form of ``forward_rules``."""
+        return cls.jvp(args, out, tangents)
+
+    @classmethod
     def jvp(cls, args: tuple, out, tangents: tuple):
         """The output's tangent for the given input tangents (forward-mode AD); each op's rule is
         in ``ext.functions.forward_rules``."""

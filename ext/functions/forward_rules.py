@@ -9,8 +9,6 @@ by ``install`` when ``ext.functions`` loads.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import _dtype
@@ -132,32 +130,6 @@ def _div(args, out, t):
     return (-prod if t[0] is None else t[0] - prod) / b
 
 
-def _pow_tensor_tensor(args, out, t):
-    x, y = args
-    tx = None if t[0] is None else where(y == 0, 0.0, t[0] * (y * x ** (y - 1)))
-    ty = None if t[1] is None else arithmetic._exponent_term(t[1], x, y, out)
-    return _sum(tx, ty)
-
-
-def _pow_tensor_scalar(args, out, t):
-    x, e = args
-    if type(e) is bool:
-        # as in its backward, a bool exponent takes the formula (False: 0 * x^-1, nan at 0)
-        e = float(e)
-    elif e == 0:
-        return _zeros_like(x)
-    return t[0] * (e * x ** (e - 1))
-
-
-def _pow_scalar_tensor(args, out, t):
-    # torch's pow_backward_exponent: t * c^y log(c), where c = 0 gives 0 for y >= 0 and
-    # t * 0^y * -inf (-inf or nan) for y < 0
-    base, y = args
-    if base == 0:
-        return t[1] * where(y >= 0, 0.0, out * -math.inf)
-    return t[1] * (out * arithmetic.log_of_base(base))
-
-
 # ---------------------------------------------------------------------------------- selection
 def _clamp_scalar(args, out, t):
     return where(selection._inside(args[0], args[1], args[2]), t[0], 0.0)
@@ -204,24 +176,6 @@ def _where(args, out, t):
 
 
 # ---------------------------------------------------------------------------------- reductions
-def _evenly(args, out, t):
-    # torch's evenly_read_jvp: the tangent shared among the elements equal to the result
-    mask = args[0] == out
-    return (mask * (t[0] / mask.sum())).sum()
-
-
-def _picked(largest: bool):
-    def rule(args, out, t):
-        x, dim, keepdim = (tuple(args) + (False,))[:3]
-        if x.ndim == 0:
-            return t[0], None
-        idx = (x.argmax if largest else x.argmin)(dim, keepdim=True)
-        values = t[0].gather(dim, idx)
-        return (values if keepdim else values.squeeze(dim)), None
-
-    return rule
-
-
 def _amax(args, out, t):
     # torch's amaxamin_jvp: the mean of the tangents where x equals the result (nan where none
     # does, as at a nan)
@@ -367,11 +321,9 @@ RULES = {
     arithmetic.Rsub: lambda a, o, t: -t[0] if (a[2] if len(a) > 2 else 1) == 1 else t[0] * -a[2],
     arithmetic.RsubTensor: _rsub_tensor, arithmetic.Mul: _mul, arithmetic.Div: _div,
     arithmetic.Reciprocal: lambda a, o, t: -t[0] * o * o,
-    arithmetic.PowTensorScalar: _pow_tensor_scalar, arithmetic.PowTensorTensor: _pow_tensor_tensor,
-    arithmetic.PowScalarTensor: _pow_scalar_tensor,
     # one-input math
     unary.Neg: lambda a, o, t: -t[0],
-    unary.Exp: _chain(lambda x, y: y), unary.Log: lambda a, o, t: t[0] / a[0],
+    unary.Log: lambda a, o, t: t[0] / a[0],
     unary.Sin: _chain(lambda x, y: x.cos()), unary.Cos: _chain(lambda x, y: -x.sin()),
     unary.Tanh: _chain(lambda x, y: 1 - y * y), unary.Sigmoid: _chain(lambda x, y: (1 - y) * y),
     unary.Relu: lambda a, o, t: unary.threshold_backward(t[0], o, 0),
@@ -393,14 +345,10 @@ RULES = {
     selection.Maximum: _extremum(True), selection.Minimum: _extremum(False),
     selection.Where: _where,
     # reductions
-    reduction.SumAll: lambda a, o, t: t[0].sum(),
-    reduction.SumDim: _linear(lambda t, dim, keepdim=False: t.sum(dim, keepdim=keepdim)),
     reduction.MeanAll: lambda a, o, t: t[0].mean(),
     reduction.MeanDim: _linear(lambda t, dim, keepdim=False: t.mean(dim, keepdim=keepdim)),
     reduction.Cumsum: _linear(lambda t, dim: t.cumsum(dim)),
     reduction.Cumprod: _cumprod,
-    reduction.MaxAll: _evenly, reduction.MinAll: _evenly,
-    reduction.MaxDim: _picked(True), reduction.MinDim: _picked(False),
     reduction.Amax: _amax, reduction.Amin: _amax,
     reduction.ProdAll: _prod, reduction.ProdDim: _prod,
     reduction.Var: lambda a, o, t: _variance(a, o, t, False),
@@ -410,9 +358,6 @@ RULES = {
         _or_zeros(t[0], a[0]), a[1], a[2], _or_zeros(t[3], a[3])),
     reduction.ScatterValue: lambda a, o, t: reduction.scatter(t[0], a[1], a[2], 0.0),
     # shapes
-    shape.View: _linear(lambda t, s: t.reshape(s)),
-    shape.UnsafeView: _linear(lambda t, s: t.reshape(s)),
-    shape.ReshapeAlias: _linear(lambda t, s: t.reshape(s)),
     shape.T: lambda a, o, t: t[0].t(),
     shape.Transpose: _linear(lambda t, d0, d1: t.transpose(d0, d1)),
     shape.Permute: _linear(shape.permute),

@@ -504,8 +504,8 @@ def methods() -> dict:
 
     masked_fill_.writes_through_aliases = True
     table = {
-        "add_": pw.add, "sub_": pw.sub, "mul_": pw.mul, "div_": pw.div, "pow_": pw.pow,
-        "neg_": pw.neg, "abs_": pw.abs, "exp_": pw.exp, "log_": pw.log, "sin_": pw.sin,
+        "add_": pw.add, "sub_": pw.sub, "mul_": pw.mul, "div_": pw.div,
+        "neg_": pw.neg, "abs_": pw.abs, "log_": pw.log, "sin_": pw.sin,
         "cos_": pw.cos, "tan_": pw.tan, "tanh_": pw.tanh, "sigmoid_": pw.sigmoid,
         "relu_": pw.relu, "sqrt_": pw.sqrt, "clamp_": pw.clamp, "clamp_min_": pw.clamp_min,
         "clamp_max_": pw.clamp_max, "clip_": pw.clamp, "floor_": pw.floor, "ceil_": pw.ceil,
@@ -521,7 +521,6 @@ def methods() -> dict:
     out.update({
         "__iadd__": _augmented(pw.add), "__isub__": _augmented(pw.sub),
         "__imul__": _augmented(pw.mul), "__itruediv__": _augmented(pw.div),
-        "__ipow__": _augmented(pw.pow),
     })
     return out
 

@@ -16,6 +16,7 @@ from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._builtin import BuiltinFunction, as_array, namespace_of, record, record_node
+from ._op import LINEAR, Overload, declare, dispatch
 from .indexing import _INTEGERS, _along
 from .pointwise.arithmetic import div_scalar
 from .shape import wrap_dims
@@ -67,42 +68,26 @@ def _expand_back(grad: Tensor, dims: tuple, keepdim: bool, sizes: tuple) -> Tens
     return grad.expand(sizes)
 
 
-class SumAll(BuiltinFunction):
+class SumAll(Overload):
     """Sum of all elements: the gradient is grad expanded to the input's shape."""
 
     node_name = "SumBackward0"
     saved_attrs = ("self_sym_sizes",)
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x):
-        return x.sum()
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.self_sym_sizes = tuple(inputs[0].shape)
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
         return grad.expand(ctx.self_sym_sizes)
 
 
-class SumDim(BuiltinFunction):
+class SumDim(Overload):
     """Sum over ``dim``: the gradient is grad with the dims put back, expanded."""
 
     node_name = "SumBackward1"
+    args = ("self", "dim", "keepdim")
     saved_attrs = ("dim", "keepdim", "self_sym_sizes")
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim, keepdim=False):
-        return x.sum(dim, keepdim=keepdim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.dim = _as_dim_tuple(inputs[1])
-        ctx.keepdim = inputs[2]
-        ctx.self_sym_sizes = tuple(inputs[0].shape)
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
@@ -137,7 +122,7 @@ def _sum_dtype(d: np.ndarray, dtype, fn: str = "sum", dim=None):
     return np.int64 if d.dtype.kind in "biu" else None
 
 
-def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A001
+def _sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum of all elements, or over ``dim`` (an int or a tuple of ints)."""
     check_keepdim(keepdim, "sum")
     if type(x) is not Tensor:
@@ -145,16 +130,13 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  #
                         f"{type(x).__name__}")
     d = x._data
     if dim is None:
-        out = wrap(np.add.reduce(d, axis=None, dtype=_sum_dtype(d, dtype)))
-        if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
-            record(SumAll, out, (x,), (x,))
-        return out
-    axes = _axes(dim, d.ndim)
-    out = wrap(np.add.reduce(d, axis=axes, keepdims=keepdim,
-                             dtype=_sum_dtype(d, dtype, "sum", dim)))
-    if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
-        record(SumDim, out, (x,), (x, dim, keepdim))
-    return out
+        return dispatch(SumAll, np.add.reduce(d, axis=None, dtype=_sum_dtype(d, dtype)), (x,))
+    data = np.add.reduce(d, axis=_axes(dim, d.ndim), keepdims=keepdim,
+                         dtype=_sum_dtype(d, dtype, "sum", dim))
+    return dispatch(SumDim, data, (x, _as_dim_tuple(dim), keepdim))
+
+
+sum = declare("sum", SumAll, SumDim, function=_sum)  # noqa: A001 - torch's name
 
 
 class MeanAll(BuiltinFunction):
@@ -368,29 +350,30 @@ def _scatter_back(grad: Tensor, dim: int, indices: Tensor, sizes: tuple,
     if not keepdim:
         grad = grad.unsqueeze(dim)
         indices = indices.unsqueeze(dim)
-    zeros = namespace_of(grad).zeros(sizes, dtype=grad.dtype)
-    return scatter(zeros, dim, indices, grad)
+    return namespace_of(grad).zeros(sizes, dtype=grad.dtype).scatter(dim, indices, grad)
 
 
 # ---------------------------------------------------------------------------------- max / min
-class MaxAll(BuiltinFunction):
+class MaxAll(Overload):
     """The largest element: the gradient is split evenly among the elements equal to it."""
 
     node_name = "MaxBackward1"
     saved_fields = ("self", "result")
 
     @staticmethod
-    def forward(x):
-        return x.max()
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0], output)
-
-    @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        return _evenly(grad, x, result)
+        # torch's evenly_distribute_backward: zeros with grad / count written where x equals
+        # the result (where x is nan, when the result is nan).
+        mask = x.isnan() if result.isnan().item() else x == result
+        return grad.new_zeros(x.shape, dtype=x.dtype).masked_fill_(mask, grad / mask.sum())
+
+    @staticmethod
+    def jvp(ctx, tangent):
+        # torch's evenly_read_jvp: the tangent shared among the elements equal to the result
+        x, result = ctx.saved_tensors
+        mask = x == result
+        return (mask * (tangent / mask.sum())).sum()
 
 
 class MinAll(MaxAll):
@@ -398,50 +381,40 @@ class MinAll(MaxAll):
 
     node_name = "MinBackward1"
 
-    @staticmethod
-    def forward(x):
-        return x.min()
 
-
-def _evenly(grad: Tensor, x: Tensor, result: Tensor) -> Tensor:
-    # torch's evenly_distribute_backward: zeros with grad / count written where x equals the
-    # result (where x is nan, when the result is nan).
-    mask = x.isnan() if result.isnan().item() else x == result
-    return grad.new_zeros(x.shape, dtype=x.dtype).masked_fill_(mask, grad / mask.sum())
-
-
-class MaxDim(BuiltinFunction):
+class MaxDim(Overload):
     """The largest element along ``dim``: the gradient goes to the returned index."""
 
     node_name = "MaxBackward0"
+    args = ("self", "dim", "keepdim")
+    outputs = ("values", "indices")
+    non_differentiable = ("indices",)
+    returns = return_types.max
     saved_fields = ("indices",)
     saved_attrs = ("dim", "keepdim", "self_sym_sizes")
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim, keepdim=False):
-        return x.max(dim, keepdim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output[1])
-        ctx.dim, ctx.keepdim = inputs[1], inputs[2]
-        ctx.self_sym_sizes = tuple(inputs[0].shape)
 
     @staticmethod
     def backward(ctx, grad, grad_indices=None):
         (indices,) = ctx.saved_tensors
         return _scatter_back(grad, ctx.dim, indices, ctx.self_sym_sizes, ctx.keepdim), None, None
 
+    @staticmethod
+    def jvp(ctx, tangent, *_):
+        # the tangent at the returned index
+        (indices,) = ctx.saved_tensors
+        if not ctx.self_sym_sizes:
+            return tangent, None
+        if ctx.keepdim:
+            return tangent.gather(ctx.dim, indices), None
+        return tangent.gather(ctx.dim, indices.unsqueeze(ctx.dim)).squeeze(ctx.dim), None
+
 
 class MinDim(MaxDim):
     """The smallest element along ``dim``: the gradient goes to the returned index."""
 
     node_name = "MinBackward0"
-
-    @staticmethod
-    def forward(x, dim, keepdim=False):
-        return x.min(dim, keepdim)
+    returns = return_types.min
 
 
 def _extreme(x: Tensor, dim, keepdim: bool, largest: bool):
@@ -452,33 +425,26 @@ def _extreme(x: Tensor, dim, keepdim: bool, largest: bool):
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
                                "input.numel() == 0. Specify the reduction dim with the 'dim' "
                                "argument.")
-        out = wrap(d.max() if largest else d.min())
-        if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
-            record(MaxAll if largest else MinAll, out, (x,), (x,))
-        return out
+        return dispatch(MaxAll if largest else MinAll, d.max() if largest else d.min(), (x,))
     pos = _wrap_dim(dim, d.ndim)
     if d.ndim and d.shape[pos] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {pos} to have non-zero size.")
     if d.ndim == 0:
-        values, indices = wrap(d.copy()), wrap(np.zeros((), np.int64))
+        values, indices = d.copy(), np.zeros((), np.int64)
     else:
         idx = np.argmax(d, axis=pos) if largest else np.argmin(d, axis=pos)
         idx_keep = np.expand_dims(idx, pos)
         vals = np.take_along_axis(d, idx_keep, axis=pos)
-        values = wrap(vals if keepdim else np.squeeze(vals, pos))
-        indices = wrap((idx_keep if keepdim else idx).astype(np.int64))
-    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
-        record_node(MaxDim if largest else MinDim, (values,), (x,), (x, dim, keepdim),
-                    (values, indices))
-    result = return_types.max if largest else return_types.min
-    return result(values, indices)
+        values = vals if keepdim else np.squeeze(vals, pos)
+        indices = (idx_keep if keepdim else idx).astype(np.int64)
+    return dispatch(MaxDim if largest else MinDim, (values, indices), (x, dim, keepdim))
 
 
 # max() and min() take no dim, or an int one: an explicit None is refused, as in torch.
 _NO_DIM = object()
 
 
-def max(x: Tensor, dim=_NO_DIM, keepdim: bool = False):  # noqa: A001 - torch's name
+def _max(x: Tensor, dim=_NO_DIM, keepdim: bool = False):
     """The largest element; with ``dim``, (values, indices) along it; with a tensor, the
     elementwise maximum."""
     check_keepdim(keepdim, "max")
@@ -490,7 +456,7 @@ def max(x: Tensor, dim=_NO_DIM, keepdim: bool = False):  # noqa: A001 - torch's 
     return _extreme(x, None if dim is _NO_DIM else dim, keepdim, True)
 
 
-def min(x: Tensor, dim=_NO_DIM, keepdim: bool = False):  # noqa: A001 - torch's name
+def _min(x: Tensor, dim=_NO_DIM, keepdim: bool = False):
     """The smallest element; with ``dim``, (values, indices) along it; with a tensor, the
     elementwise minimum."""
     check_keepdim(keepdim, "min")
@@ -500,6 +466,10 @@ def min(x: Tensor, dim=_NO_DIM, keepdim: bool = False):  # noqa: A001 - torch's 
         raise TypeError("min() received an invalid combination of arguments - got "
                         "(dim=NoneType, )")
     return _extreme(x, None if dim is _NO_DIM else dim, keepdim, False)
+
+
+max = declare("max", MaxAll, MaxDim, function=_max)  # noqa: A001 - torch's name
+min = declare("min", MinAll, MinDim, function=_min)  # noqa: A001 - torch's name
 
 
 class Amax(BuiltinFunction):
@@ -1082,7 +1052,7 @@ def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - t
 
 METHODS = {
     "any": any, "all": all,
-    "sum": sum, "mean": mean, "max": max, "min": min, "amax": amax, "amin": amin, "prod": prod,
+    "mean": mean, "amax": amax, "amin": amin, "prod": prod,
     "var": var, "std": std, "cumsum": cumsum, "cumprod": cumprod, "argmax": argmax,
     "argmin": argmin, "sort": sort, "scatter": scatter,
 }

@@ -19,6 +19,7 @@ from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from .._warnings import warn_once
 from ._builtin import BuiltinFunction, namespace_of, record, record_node
+from ._op import LINEAR, Overload, declare, dispatch
 from .inplace import MULTI_OUTPUT, make_view
 
 __all__ = ["view", "reshape", "unsafe_view", "flatten", "t", "transpose", "matrix_transpose",
@@ -108,20 +109,15 @@ def _try_view(d: np.ndarray, shape: tuple) -> np.ndarray | None:
     return v
 
 
-class View(BuiltinFunction):
+class View(Overload):
     """A view with another shape: the gradient is reshaped back."""
 
     node_name = "ViewBackward0"
+    args = ("self", "size")
     saved_attrs = ("self_sym_sizes",)
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, shape):
-        return x.view(shape)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.self_sym_sizes = tuple(inputs[0].shape)
+    is_view = True
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
@@ -132,6 +128,7 @@ class UnsafeView(View):
     """The reshape of a copy (reshape of a tensor whose strides allow no view)."""
 
     node_name = "UnsafeViewBackward0"
+    is_view = False
 
     @staticmethod
     def forward(x, shape):
@@ -148,7 +145,7 @@ class ReshapeAlias(View):
         return x.reshape(shape)
 
 
-def view(x: Tensor, *shape) -> Tensor:
+def _view_shape(x: Tensor, *shape) -> Tensor:
     """The same values seen with another shape (no copy); -1 infers one size."""
     d = x._data
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
@@ -159,7 +156,10 @@ def view(x: Tensor, *shape) -> Tensor:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.")
-    return _view(View, x, v, (shape,))
+    return dispatch(View, v, (x, shape))
+
+
+view = declare("view", View, function=_view_shape, functions=())  # (torch has no torch.view)
 
 
 def _view_dtype(x: Tensor, dtype: _dtype.dtype) -> Tensor:
@@ -210,7 +210,7 @@ def _reshape(x: Tensor, shape: tuple) -> Tensor:
     # reshapes a contiguous copy; each way has its own node.
     d = x._data
     if d.flags.c_contiguous:
-        return _view(View, x, d.reshape(shape), (shape,))
+        return dispatch(View, d.reshape(shape), (x, shape))
     v = _try_view(d, shape)
     if v is not None:
         return _view(ReshapeAlias, x, v, (shape,))
@@ -1031,7 +1031,7 @@ METHODS = {
     "flip": flip,
     "t": t, "transpose": transpose, "permute": _permute_method,
     "T": property(_dims_reversed), "mT": property(matrix_transpose),
-    "view": _sizes_method(view), "view_as": view_as, "reshape": _sizes_method(reshape),
+    "view_as": view_as, "reshape": _sizes_method(reshape),
     "reshape_as": reshape_as, "flatten": flatten, "expand": _sizes_method(expand),
     "expand_as": expand_as, "unsqueeze": unsqueeze, "squeeze": squeeze, "clone": clone,
     "contiguous": contiguous, "to": to, "unbind": unbind, "split": _split_method,

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._tensor import Tensor
+from .._op import operator_method as _operator
+from .._op import reflected_method as _reflected
 from .arithmetic import add, div, mul, pow, rdiv, reciprocal, rpow, rsub, sub
 from .logical import (
     allclose,
@@ -67,44 +68,17 @@ from .unary import (
     tanh,
 )
 
-def _operator(fn):
-    # Operators return NotImplemented for operands they do not know, so that Python tries the
-    # reflected operator or raises its own TypeError.
-    def op(self, other):
-        if type(other) in _OPERANDS or isinstance(other, (Tensor, int, float, np.generic)):
-            return fn(self, other)
-        return NotImplemented
-
-    op.__name__ = fn.__name__
-    op.__doc__ = fn.__doc__
-    return op
-
-
-def _reflected(fn):
-    def op(self, other):
-        if type(other) in _OPERANDS or isinstance(other, (int, float, np.generic)):
-            return fn(self, other)
-        return NotImplemented
-
-    op.__name__ = fn.__name__
-    op.__doc__ = fn.__doc__
-    return op
-
-
-_OPERANDS = frozenset({Tensor, float, int, bool})
-
 METHODS = {
-    "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg,
+    "add": add, "sub": sub, "mul": mul, "div": div, "neg": neg,
     "multiply": mul, "divide": div, "true_divide": div, "subtract": sub, "negative": neg,
     "__add__": _operator(add), "__radd__": _reflected(add),
     "__sub__": _operator(sub), "__rsub__": _reflected(rsub),
     "__mul__": _operator(mul), "__rmul__": _reflected(mul),
     "__truediv__": _operator(div), "__rtruediv__": _reflected(rdiv),
-    "__pow__": _operator(pow), "__rpow__": _reflected(rpow),
     "__neg__": neg, "__abs__": abs,
     "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
     "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
-    "abs": abs, "exp": exp, "log": log, "sin": sin, "cos": cos, "tanh": tanh,
+    "abs": abs, "log": log, "sin": sin, "cos": cos, "tanh": tanh,
     "sigmoid": sigmoid, "relu": relu, "sqrt": sqrt, "sign": sign, "reciprocal": reciprocal,
     "log1p": log1p, "expm1": expm1, "tan": tan, "rsqrt": rsqrt, "round": round,
     "floor": floor, "ceil": ceil, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min,
@@ -120,8 +94,8 @@ METHODS = {
     "masked_fill": masked_fill,
 }
 FUNCTIONS = {
-    "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "abs": abs,
-    "exp": exp, "log": log, "sin": sin, "cos": cos, "tanh": tanh, "sigmoid": sigmoid,
+    "add": add, "sub": sub, "mul": mul, "div": div, "neg": neg, "abs": abs,
+    "log": log, "sin": sin, "cos": cos, "tanh": tanh, "sigmoid": sigmoid,
     "relu": relu, "sqrt": sqrt, "sign": sign, "reciprocal": reciprocal, "where": where,
     "masked_fill": masked_fill,
     "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "multiply": mul,

@@ -11,9 +11,8 @@ from ..._args import as_number
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
 from .._builtin import BuiltinFunction, namespace_of, record
+from .._op import ELEMENTWISE, Overload, declare, dispatch
 from ._common import apply, edge, operands, recording, unary
-from .logical import logical_and
-from .selection import where
 
 
 # ---------------------------------------------------------------------------------- add / sub
@@ -384,22 +383,15 @@ def rdiv(x: Tensor, other) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------- pow
-class PowTensorScalar(BuiltinFunction):
+class PowTensorScalar(Overload):
     """x ** e for a number e: d/dx = e * x^(e-1)."""
 
     node_name = "PowBackward0"
+    args = ("self", "exponent")
     saved_fields = ("self",)
     saved_attrs = ("exponent",)
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, exponent):
-        return x**exponent
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
-        ctx.exponent = inputs[1]
+    jvp = ELEMENTWISE
 
     @staticmethod
     def backward(ctx, grad):
@@ -413,19 +405,13 @@ class PowTensorScalar(BuiltinFunction):
         return grad * (e * x ** (e - 1)), None
 
 
-class PowTensorTensor(BuiltinFunction):
+class PowTensorTensor(Overload):
     """x ** y: d/dx = y * x^(y-1), d/dy = x^y * log(x) (0 where x = 0 and y >= 0)."""
 
     node_name = "PowBackward1"
+    args = ("self", "exponent")
     saved_fields = ("self", "exponent", "result")
-
-    @staticmethod
-    def forward(x, y):
-        return x**y
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0], inputs[1], output)
+    jvp = ELEMENTWISE
 
     @staticmethod
     def backward(ctx, grad):
@@ -433,97 +419,86 @@ class PowTensorTensor(BuiltinFunction):
         gx = gy = None
         if ctx.needs_input_grad[0]:
             # A zero exponent has zero gradient, even at x = 0 where y * x^(y-1) is 0 * inf.
-            gx = where(y == 0, 0.0, grad * (y * x ** (y - 1)))
+            gx = namespace_of(y).where(y == 0, 0.0, grad * (y * x ** (y - 1)))
         if ctx.needs_input_grad[1]:
-            gy = _exponent_term(grad, x, y, result)
+            # torch's pow_backward_exponent: the limit 0 where x = 0 and y >= 0 rather than
+            # nan (and, differentiated again, the nan of 0 * log(0) where the branch is masked)
+            xl = x if x.dtype == result.dtype else x.to(result.dtype)
+            gy = grad * namespace_of(x).where((x == 0).logical_and(y >= 0), 0.0,
+                                              result * xl.log())
         return gx, gy
 
 
-class PowScalarTensor(BuiltinFunction):
+class PowScalarTensor(Overload):
     """c ** y for a number c: d/dy = c^y * log(c)."""
 
     node_name = "PowBackward2"
+    args = ("self", "exponent")
     saved_fields = ("exponent", "result")
     saved_attrs = ("self",)
     tensor_positions = (1,)
+    jvp = ELEMENTWISE
 
     @staticmethod
     def forward(base, y):
         return base**y
 
     @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.self = inputs[0]
-        ctx.save_for_backward(inputs[1], output)
-
-    @staticmethod
     def backward(ctx, grad):
         y, result = ctx.saved_tensors
         base = ctx.self
         if base == 0:
-            return None, where(y >= 0, grad * 0, grad * result * -math.inf)
-        return None, grad * result * log_of_base(base)
-
-
-def log_of_base(base) -> float:
-    """log of a number base, nan for a negative one (c^y * log(c) is nan there, as in torch)."""
-    return math.log(base) if base > 0 else math.nan
-
-
-def _exponent_term(g: Tensor, x: Tensor, y: Tensor, result: Tensor) -> Tensor:
-    """torch's pow_backward_exponent: g * where(x == 0 and y >= 0, 0, x^y * log(x)), the
-    limit 0 there rather than nan (and, differentiated again, the nan of 0 * log(0) where the
-    branch is masked)."""
-    xl = x if x.dtype == result.dtype else x.to(result.dtype)
-    return g * where(logical_and(x == 0, y >= 0), 0.0, result * xl.log())
+            # 0^y log(0): 0 for y >= 0 (torch's limit), else -inf (or nan where 0^y is 0 * inf)
+            return None, namespace_of(y).where(y >= 0, grad * 0, grad * result * -math.inf)
+        # (log of a negative base is nan, as torch's c^y * log(c) is)
+        return None, grad * result * (math.log(base) if base > 0 else math.nan)
 
 
 # torch has no pow kernel for bool tensors (only a bool tensor to a bool number's power)
 _BOOL_POW = "\"pow\" not implemented for 'Bool'"
 
 
-def pow(x, exponent) -> Tensor:  # noqa: A001 - torch's name
+def _pow(x, exponent) -> Tensor:
     """x ** exponent for a tensor or number exponent."""
     if type(x) is not Tensor:
-        return rpow(exponent, x)
+        return _rpow(exponent, x)
     if type(exponent) is Tensor:
         xd, ed = operands(x, exponent, "pow")
         if xd.dtype == np.bool_:
             raise NotImplementedError(_BOOL_POW)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = wrap(apply(_int_power if xd.dtype.kind in "iu" else _float_power, xd, ed))
-        if recording(x, exponent) or STATE.special:
-            record(PowTensorTensor, out, (x, exponent), (x, exponent))
-        return out
+            out = apply(_int_power if xd.dtype.kind in "iu" else _float_power, xd, ed)
+        return dispatch(PowTensorTensor, out, (x, exponent))
     xd, e = operands(x, exponent, "pow")
     if xd.dtype.kind in "iu" and isinstance(e, int) and e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     if xd.dtype == np.bool_:
         # (a bool exponent keeps a bool tensor bool: x ** True is x, x ** False is all True)
-        out = wrap(xd | (not e))
+        out = xd | (not e)
     else:
         with np.errstate(divide="ignore", invalid="ignore"):
             # torch computes x ** -0.5 as rsqrt: nan at -inf and -inf at -0.0, where pow gives
             # 0 and inf
-            out = wrap(1 / np.sqrt(xd) if e == -0.5 and xd.dtype.kind == "f"
-                       else np.power(xd, e))
-    if recording(x, None) or STATE.special:
-        record(PowTensorScalar, out, (x,), (x, exponent))
-    return out
+            out = 1 / np.sqrt(xd) if e == -0.5 and xd.dtype.kind == "f" else np.power(xd, e)
+    return dispatch(PowTensorScalar, out, (x, exponent))
 
 
-def rpow(x: Tensor, base) -> Tensor:
+def _rpow(x: Tensor, base) -> Tensor:
     """base ** x for a number base."""
     if type(base) is Tensor:
-        return pow(base, x)
+        return _pow(base, x)
     xd, b = operands(x, base, "pow")
     if xd.dtype == np.bool_:
         raise NotImplementedError(_BOOL_POW)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = wrap(_int_power(b, xd) if xd.dtype.kind in "iu" else np.power(b, xd))
-    if recording(x, None) or STATE.special:
-        record(PowScalarTensor, out, (x,), (base, x))
-    return out
+        out = _int_power(b, xd) if xd.dtype.kind in "iu" else np.power(b, xd)
+    return dispatch(PowScalarTensor, out, (base, x))
+
+
+pow = declare("pow", PowTensorScalar, PowTensorTensor, PowScalarTensor,  # noqa: A001
+              function=_pow, operator="__pow__", reflected=("__rpow__", _rpow),
+              inplace="pow_", augmented="__ipow__")
+rpow = _rpow
 
 
 def _float_power(base: np.ndarray, exp: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ import numpy as np
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
 from .._builtin import BuiltinFunction, namespace_of, record
+from .._op import ELEMENTWISE, FLOAT, Overload, declare
 from ._common import (
     SavesInput,
     SavesResult,
@@ -86,21 +87,20 @@ def _sign_float(d):
     return np.where(np.isnan(d), np.zeros((), d.dtype), np.sign(d))
 
 
-class Exp(SavesResult):
+class Exp(Overload):
     """e^x: d/dx = e^x, the result."""
 
     node_name = "ExpBackward0"
-    method = "exp"
+    saved_fields = ("result",)
+    jvp = ELEMENTWISE  # tangent * result
 
     @staticmethod
     def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return grad * y
+        (result,) = ctx.saved_tensors
+        return grad * result
 
 
-def exp(x: Tensor) -> Tensor:
-    """e^x."""
-    return unary(Exp, x, np.exp, to_float=True)
+exp = declare("exp", Exp, kernel=np.exp, dtype=FLOAT, inplace="exp_")
 
 
 class Log(SavesInput):

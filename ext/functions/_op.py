@@ -1,0 +1,432 @@
+"""The op declaration, its one dispatch, and the registry of declared ops.
+
+A built-in op is declared once: each overload is a class (torch's node name, its argument and
+output names, what it saves, its ``backward`` and its forward-mode rule), and ``declare`` names
+the op, gives its kernel and dtype policy, its Tensor methods and ``ext.*`` functions and its
+in-place variant, and enters it in the registry. Every overload's function ends in
+``dispatch``, the one place that wraps the kernel's result and decides whether to record a node.
+``docs/adding_an_op.md`` walks through a declaration.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _dtype
+from .._state import STATE
+from .._tensor import Tensor, wrap
+from ..autograd.graph import link
+from ..autograd.views import make_view
+from ._builtin import BuiltinFunction
+
+__all__ = ["Overload", "Op", "declare", "dispatch", "ELEMENTWISE", "LINEAR", "FLOAT", "registry",
+           "lookup", "operator_method", "reflected_method"]
+
+_new = object.__new__
+
+
+class _Rule(str):
+    """A forward-mode rule derived from the declaration instead of written out."""
+
+
+# The Jacobian is diagonal: an input's tangent goes through backward's own formula, in place of
+# the gradient (tangent times the local derivative), and the inputs' terms add up.
+ELEMENTWISE = _Rule("elementwise")
+# The op is linear in its first argument: its forward applied to the tangent.
+LINEAR = _Rule("linear")
+# Dtype policy of an elementwise kernel: an integer or bool input computes in the default dtype.
+FLOAT = "float"
+
+# needs_input_grad tuples are shared between nodes (they are immutable).
+_NEEDS: dict = {}
+_NEEDS_ONE = (True,)
+_FIRST = (0,)
+_NEEDS_TWO = (((False, False), (False, True)), ((True, False), (True, True)))
+
+
+class Overload(BuiltinFunction):
+    """One overload of a declared op: one node name, one backward, one forward-mode rule.
+
+    Declared by class attributes, read once when the class is made:
+
+    - ``node_name``: torch's name of the node (``PowBackward1``);
+    - ``args`` / ``outputs``: torch's names of the forward's arguments and results, by position
+      (``("self", "exponent")``, ``("result",)``): what ``saved_fields`` and ``saved_attrs`` refer
+      to;
+    - ``saved_fields``: the tensors backward reads, by name (an argument or an output), each shown
+      as ``_saved_<name>``; ``saved_attrs``: the non-tensor values, by argument name, and
+      ``<arg>_sym_sizes`` for the shape of an argument; no ``setup_context`` needs writing;
+    - ``non_differentiable``: outputs that get no grad_fn (max's indices);
+    - ``is_view``: the result is a view of the first argument (shares its storage and version);
+    - ``returns``: the named tuple that a multi-output forward returns;
+    - ``jvp``: ``ELEMENTWISE``, ``LINEAR``, or ``jvp(ctx, *tangents)`` beside ``backward``,
+      returning the outputs' tangents (torch's signature: one tangent per forward argument);
+    - ``double_backward``: whether backward is itself differentiable (the contract the bridge
+      and ext.testing read).
+    """
+
+    args: tuple = ("self",)
+    outputs: tuple = ("result",)
+    non_differentiable: tuple = ()
+    is_view = False
+    returns: type | None = None
+    jvp = None
+    double_backward = True
+    # Filled in when the class is made: where each saved value comes from.
+    _save_from: tuple = ()
+    _attr_from: tuple = ()
+    _edge_pos: tuple = _FIRST
+    _linked = 1
+    _method = ""  # (set by declare: the Tensor method that runs the op)
+
+    @classmethod
+    def _decorate_node(cls) -> None:
+        if "node_name" in cls.__dict__:
+            cls._plan()
+        super()._decorate_node()
+
+    @classmethod
+    def _plan(cls) -> None:
+        """Resolve the declared names to positions, and derive ``setup_context``."""
+        names = {n: i for i, n in enumerate(cls.args)}
+        names.update({n: ~i for i, n in enumerate(cls.outputs)})
+        cls._save_from = tuple(names[n] for n in cls.saved_fields)
+        attrs = []
+        for name in cls.saved_attrs:
+            if name.endswith("_sym_sizes"):
+                attrs.append((name, names[name[: -len("_sym_sizes")]], True))
+            else:
+                attrs.append((name, names[name], False))
+        cls._attr_from = tuple(attrs)
+        pos = cls.tensor_positions
+        pos = tuple(range(len(cls.args))) if pos is None else tuple(pos)
+        # (one tensor input, the first: the common case, told by identity in dispatch)
+        cls._edge_pos = _FIRST if pos == _FIRST else pos
+        cls._linked = len(cls.outputs) - len(cls.non_differentiable)
+        if cls.outputs[cls._linked:] != cls.non_differentiable:
+            raise TypeError(f"{cls.__name__}: non-differentiable outputs come last")
+        if "setup_context" not in cls.__dict__:
+            cls.setup_context = staticmethod(_setup_for(cls))
+
+    @classmethod
+    def saved_values(cls, args: tuple, outputs: tuple) -> tuple:
+        """The values ``setup_context`` saves, in ``saved_fields`` order (on any engine)."""
+        return tuple([args[p] if p >= 0 else outputs[~p] for p in cls._save_from])
+
+    @classmethod
+    def ctx_for(cls, args: tuple, outputs: tuple, needs: tuple):
+        """A ctx that holds what this overload saves, without joining the graph: the one that
+        forward-mode rules read, and the one that runs backward on torch tensors in tests."""
+        ctx = _new(cls._backward_cls)
+        ctx.needs_input_grad = needs
+        ctx._saved = cls.saved_values(args, outputs)
+        ctx._versions = None
+        ctx._nonleaf = 0
+        for name, p, sizes in cls._attr_from:
+            v = args[p] if p >= 0 else outputs[~p]
+            setattr(ctx, name, tuple(v.shape) if sizes else v)
+        return ctx
+
+    @classmethod
+    def tangents(cls, args: tuple, out, tangents: tuple):
+        """The outputs' tangents for the arguments' ``tangents`` (None where an argument has
+        none), by the declared forward-mode rule."""
+        rule = cls.jvp
+        if rule is None:
+            name = cls.node_name[: cls.node_name.rfind("Backward")]
+            raise NotImplementedError(f"Trying to use forward AD with {name} that does not "
+                                      "support it because it has not been implemented yet.")
+        if rule is LINEAR:
+            return cls.forward(tangents[0], *args[1:])
+        outputs = out if type(out) is tuple else (out,)
+        needs = tuple([t is not None for t in tangents])
+        if rule is not ELEMENTWISE:
+            return rule(cls.ctx_for(args, outputs, needs), *tangents)
+        total = None
+        for i, t in enumerate(tangents):
+            if t is None:
+                continue
+            only = tuple([j == i for j in range(len(args))])
+            term = cls.backward(cls.ctx_for(args, outputs, only), t)
+            if type(term) is tuple:
+                term = term[i]
+            total = term if total is None else total + term
+        return total
+
+    @classmethod
+    def forward(cls, *args):
+        """The op on the tensors at hand (ext or torch), through its Tensor method."""
+        return getattr(args[0], cls._method)(*args[1:])
+
+
+def _setup_for(cls: type) -> Callable:
+    """``setup_context`` made from the declared saves, written out as code (as ``dataclasses``
+    writes ``__init__``): a loop over the plan costs a measurable share of a small op's
+    dispatch (``benchmarks/ops.py``), the written-out body what a hand-written one costs."""
+    multi = len(cls.outputs) > 1
+
+    def source(p: int) -> str:
+        if p >= 0:
+            return f"inputs[{p}]"
+        return f"output[{~p}]" if multi else "output"
+
+    lines = []
+    if cls._save_from:
+        lines.append(f"ctx.save_for_backward({', '.join(source(p) for p in cls._save_from)})")
+    for name, p, sizes in cls._attr_from:
+        lines.append(f"ctx.{name} = tuple({source(p)}.shape)" if sizes else
+                     f"ctx.{name} = {source(p)}")
+    body = "\n    ".join(lines or ["pass"])
+    namespace: dict = {}
+    exec(f"def setup_context(ctx, inputs, output):\n    {body}\n", namespace)  # noqa: S102
+    return namespace["setup_context"]
+
+
+def dispatch(ov: type, data, args: tuple):
+    """The result of overload ``ov`` on ``args`` whose kernel gave ``data`` (an array, or a tuple
+    of arrays for several outputs): wrapped, and recorded only when grad mode is on, an input
+    requires grad and the result is floating (the rare modes, forward AD and inference, look at
+    every op)."""
+    if type(data) is tuple:
+        outputs = tuple([wrap(d) for d in data])
+        out = outputs[0]
+    else:
+        out = wrap(data)
+        outputs = None
+    if STATE.special:
+        if _special(ov, out, outputs, args):
+            _record(ov, out, outputs, args)
+    elif STATE.grad_enabled:
+        pos = ov._edge_pos
+        if pos is _FIRST:
+            if args[0]._requires_grad and out._data.dtype.kind == "f":
+                _record(ov, out, outputs, args)
+        else:
+            for p in pos:
+                a = args[p]
+                if type(a) is Tensor and a._requires_grad:
+                    if out._data.dtype.kind == "f":
+                        _record(ov, out, outputs, args)
+                    break
+    if ov.is_view:
+        make_view(out, args[0])
+    if outputs is None:
+        return out
+    return outputs if ov.returns is None else ov.returns(*outputs)
+
+
+def _record(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> None:
+    node = _new(ov._backward_cls)
+    n = len(args)
+    if n == 1:
+        # (recorded, so its one input requires grad)
+        node.needs_input_grad = _NEEDS_ONE
+    elif n == 2:
+        a, b = args
+        node.needs_input_grad = _NEEDS_TWO[type(a) is Tensor and a._requires_grad][
+            type(b) is Tensor and b._requires_grad]
+    else:
+        needs = tuple([type(a) is Tensor and a._requires_grad for a in args])
+        node.needs_input_grad = _NEEDS.setdefault(needs, needs)
+    node._saved = ()
+    node._versions = None
+    pos = ov._edge_pos
+    if len(pos) == 1:
+        edges = (args[pos[0]],)
+    elif ov.tensor_positions is None:
+        edges = args  # (every argument is a tensor input)
+    else:
+        edges = tuple([args[p] if type(args[p]) is Tensor else None for p in pos])
+    if outputs is None:
+        link((out,), node, edges)
+        ov.setup_context(node, args, out)
+    else:
+        link(outputs[: ov._linked], node, edges)
+        ov.setup_context(node, args, outputs)
+
+
+def _special(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> bool:
+    """The rare modes' part of dispatch: forward-AD tangents, then whether to record (never in
+    inference mode)."""
+    if STATE.fw_level is not None and not STATE.inference:
+        # (inference mode turns forward AD off, as in torch)
+        from ..autograd.forward_ad import propagate
+
+        propagate(ov, (out,) if outputs is None else outputs, args)
+    if STATE.inference or not STATE.grad_enabled or out._data.dtype.kind != "f":
+        return False
+    return any(type(args[p]) is Tensor and args[p]._requires_grad for p in ov._edge_pos)
+
+
+# ---------------------------------------------------------------------------------- declaration
+@dataclass(eq=False)
+class Op:
+    """A declared op, as the registry lists it: its names, overloads and contract."""
+
+    name: str
+    overloads: tuple
+    function: Callable
+    methods: dict
+    functions: dict
+    inplace: str | None = None
+    augmented: str | None = None
+    torch_op: str = ""
+
+    @property
+    def node_names(self) -> tuple:
+        """torch's node name of each overload."""
+        return tuple(ov.node_name for ov in self.overloads)
+
+    def contract(self) -> dict:
+        """What each overload promises, by node name: its saved fields, forward-mode rule kind
+        and double-backward support (the fields the bridge and ext.testing read)."""
+        return {ov.node_name: {
+            "saved_fields": tuple(ov.saved_fields),
+            "saved_attrs": tuple(ov.saved_attrs),
+            "forward_rule": _rule_kind(ov.jvp),
+            "double_backward": ov.double_backward,
+            "outputs": tuple(ov.outputs),
+        } for ov in self.overloads}
+
+
+def _rule_kind(rule) -> str:
+    if rule is None:
+        return "none"
+    return str(rule) if isinstance(rule, _Rule) else "jvp"
+
+
+_REGISTRY: dict[str, Op] = {}
+
+
+def declare(name: str, *overloads: type, function: Callable | None = None,
+            kernel: Callable | None = None, dtype: str | None = None,
+            methods: tuple | None = None, functions: tuple | None = None,
+            operator: str | None = None, reflected: tuple | None = None, inplace: str | None = None,
+            augmented: str | None = None, torch_op: str = "") -> Callable:
+    """Enter the op ``name`` in the registry and return its function.
+
+    ``function`` parses the arguments, runs the kernel and ends in ``dispatch`` with the overload
+    it chose; a one-input elementwise op gives ``kernel`` (NumPy, array to array) and ``dtype``
+    instead, and its function is made here. ``methods`` and ``functions`` (Tensor methods and
+    ``ext.*`` names) default to ``(name,)``; ``operator`` is a Python operator method (``__pow__``)
+    and ``reflected`` a ``(name, function)`` pair (``__rpow__``); ``inplace`` and ``augmented``
+    name the in-place method (``pow_``) and operator (``__ipow__``): the same op, written into
+    its first argument.
+    """
+    if function is None:
+        function = _elementwise(name, overloads[0], kernel, dtype)
+    function.__name__ = function.__qualname__ = name
+    for ov in overloads:
+        ov._method = name
+    table = {m: function for m in ((name,) if methods is None else methods)}
+    if operator:
+        table[operator] = operator_method(function)
+    if reflected:
+        table[reflected[0]] = reflected_method(reflected[1])
+    free = {f: function for f in ((name,) if functions is None else functions)}
+    _REGISTRY[name] = Op(name, overloads, function, table, free, inplace, augmented,
+                         torch_op or f"aten::{name}")
+    return function
+
+
+def _elementwise(name: str, ov: type, kernel: Callable, dtype: str | None) -> Callable:
+    to_float = dtype == FLOAT
+
+    def function(x: Tensor) -> Tensor:
+        if type(x) is not Tensor:
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(x).__name__}")
+        d = x._data
+        if to_float and d.dtype.kind != "f":
+            d = d.astype(_dtype.get_default_dtype()._np)
+        return dispatch(ov, kernel(d), (x,))
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = ov.__doc__
+    return function
+
+
+def _inplace_method(name: str, fn: Callable) -> Callable:
+    from .inplace import apply_inplace
+
+    def method(self, *args, **kwargs):
+        return apply_inplace(self, fn, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"In-place ``{name[:-1]}``: modifies this tensor and returns it."
+    return method
+
+
+def _augmented_method(fn: Callable) -> Callable:
+    from .inplace import apply_inplace
+
+    def method(self, other):
+        if not isinstance(other, (Tensor, int, float, bool, np.generic)):
+            return NotImplemented
+        return apply_inplace(self, fn, other)
+
+    method.__name__ = fn.__name__
+    return method
+
+
+_OPERANDS = frozenset({Tensor, builtins.float, builtins.int, builtins.bool})
+
+
+def operator_method(fn: Callable) -> Callable:
+    """A binary operator method: NotImplemented for operands it does not know, so that Python
+    tries the reflected operator or raises its own TypeError."""
+    def op(self, other):
+        if type(other) in _OPERANDS or isinstance(other, (Tensor, int, float, np.generic)):
+            return fn(self, other)
+        return NotImplemented
+
+    op.__name__ = fn.__name__
+    op.__doc__ = fn.__doc__
+    return op
+
+
+def reflected_method(fn: Callable) -> Callable:
+    """A reflected operator method (``__radd__``): numbers only, else NotImplemented."""
+    def op(self, other):
+        if type(other) in _OPERANDS or isinstance(other, (int, float, np.generic)):
+            return fn(self, other)
+        return NotImplemented
+
+    op.__name__ = fn.__name__
+    op.__doc__ = fn.__doc__
+    return op
+
+
+def registry() -> tuple:
+    """Every declared op, in declaration order."""
+    return tuple(_REGISTRY.values())
+
+
+def lookup(name: str) -> Op:
+    """The declared op called ``name`` (KeyError if there is none)."""
+    return _REGISTRY[name]
+
+
+def methods() -> dict:
+    """The Tensor methods of every declared op, for the method table (made when it is
+    installed: the in-place variants run through ``inplace``, which needs the ops loaded)."""
+    out = {}
+    for op in _REGISTRY.values():
+        out.update(op.methods)
+        if op.inplace:
+            out[op.inplace] = _inplace_method(op.inplace, op.function)
+        if op.augmented:
+            out[op.augmented] = _augmented_method(op.function)
+    return out
+
+
+def functions() -> dict:
+    """The ``ext.*`` functions of every declared op."""
+    out = {}
+    for op in _REGISTRY.values():
+        out.update(op.functions)
+    return out
