@@ -210,7 +210,7 @@ class AsStridedBackward0(Node):
     _saved_storage_offset = property(lambda self: self.storage_offset)
 
     @staticmethod
-    def jvp(args: tuple, out: Tensor, tangents: tuple) -> Tensor:
+    def tangents(args: tuple, out: Tensor, tangents: tuple) -> Tensor:
         """Linear: the same region of the tangent."""
         return as_strided(tangents[0], args[1])
 
@@ -240,7 +240,7 @@ class AsStridedScatterBackward0(Node):
     tangent_in_output_dtype = True
 
     @staticmethod
-    def jvp(args: tuple, out: Tensor, tangents: tuple) -> Tensor:
+    def tangents(args: tuple, out: Tensor, tangents: tuple) -> Tensor:
         """Linear in both tensors (a missing tangent is zeros)."""
         tx, tsrc = (a.new_zeros(a.shape) if t is None else t for a, t in zip(args[:2], tangents))
         return as_strided_scatter(tx, tsrc, args[2])
