@@ -932,3 +932,24 @@ def test_a_bitwise_op_refuses_a_tangent_before_it_checks_shapes_and_dtypes(T, op
             x.bitwise_not()
         with pytest.raises(RuntimeError, match="The size of tensor a"):
             getattr(T, op)(x.detach(), T.ones(6, dtype=T.float64))
+
+
+@pytest.mark.parametrize("op", ["min", "max", "pow", "exp", "sum"])
+def test_forward_rule_of_an_input_written_in_place_before_the_op(T, op):
+    # The rule reads what the op saves at once: an input at version 1 is intact there.
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([[-0.25, -1.0], [0.75, -2.0]], dtype=T.float64),
+                         T.tensor([[1.0, 0.5], [-1.0, 0.25]], dtype=T.float64))
+        x.requires_grad_()
+        with T.no_grad():
+            x.view(4).clamp_(min=-1.5)
+        y = {"min": x.min, "max": x.max, "pow": lambda: x ** 3, "exp": x.exp,
+             "sum": x.sum}[op]()
+        t = fw.unpack_dual(y).tangent
+    # clamp_ writes the tangent too (no_grad does not stop forward AD): 0 where it clamped
+    tx = np.array([[1.0, 0.5], [-1.0, 0.0]])
+    xs = to_np(x.detach())
+    expected = {"min": tx[1, 1], "max": tx[1, 0], "sum": tx.sum(), "pow": 3 * xs ** 2 * tx,
+                "exp": np.exp(xs) * tx}[op]
+    np.testing.assert_allclose(to_np(t), expected)

@@ -19,7 +19,7 @@ import numpy as np
 from .. import _dtype
 from .._state import STATE
 from .._tensor import Tensor, wrap
-from ..autograd.graph import link
+from ..autograd.graph import link, saved_version
 from ..autograd.views import make_view
 from ._builtin import BuiltinFunction
 
@@ -123,8 +123,11 @@ class Overload(BuiltinFunction):
         forward-mode rules read, and the one that runs backward on torch tensors in tests."""
         ctx = _new(cls._backward_cls)
         ctx.needs_input_grad = needs
-        ctx._saved = cls.saved_values(args, outputs)
-        ctx._versions = None
+        ctx._saved = saved = cls.saved_values(args, outputs)
+        # read at once: the versions the values have now (an input written in place before
+        # this op is at a version above 0 and intact)
+        ctx._versions = [saved_version(v) if type(v) is Tensor and v._vc is not None else 0
+                         for v in saved]
         ctx._nonleaf = 0
         for name, p, sizes in cls._attr_from:
             v = args[p] if p >= 0 else outputs[~p]
