@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import importlib
+import os
 
 import numpy as np
 import pytest
+
+# torch's checkpoint(debug=True) symbolizes C++ frames with addr2line subprocesses, which can
+# take minutes on a busy machine; it names them from the symbol table instead.
+os.environ.setdefault("TORCH_DISABLE_ADDR2LINE", "1")
 
 
 @pytest.fixture(params=["ext", "torch"])
