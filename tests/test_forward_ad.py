@@ -953,3 +953,13 @@ def test_forward_rule_of_an_input_written_in_place_before_the_op(T, op):
     expected = {"min": tx[1, 1], "max": tx[1, 0], "sum": tx.sum(), "pow": 3 * xs ** 2 * tx,
                 "exp": np.exp(xs) * tx}[op]
     np.testing.assert_allclose(to_np(t), expected)
+
+
+def test_view_of_a_dual_whose_tangent_is_laid_out_otherwise(T):
+    # The primal is contiguous, its tangent a transpose: the view's tangent is reshaped.
+    fw = T.autograd.forward_ad
+    t = T.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=T.float64).t()
+    with fw.dual_level():
+        x = fw.make_dual(T.zeros(2, 2, dtype=T.float64), t)
+        y = x.view(4)
+        assert fw.unpack_dual(y).tangent.tolist() == [1.0, 3.0, 2.0, 4.0]

@@ -123,6 +123,12 @@ class View(Overload):
     def backward(ctx, grad):
         return grad.reshape(ctx.self_sym_sizes), None
 
+    @classmethod
+    def tangents(cls, args: tuple, out, tangents: tuple):
+        """Linear, by reshape: a tangent may be laid out otherwise than its primal, so that
+        the view's shape does not fit its strides (it is copied then)."""
+        return tangents[0].reshape(out.shape)
+
 
 class UnsafeView(View):
     """The reshape of a copy (reshape of a tensor whose strides allow no view)."""
