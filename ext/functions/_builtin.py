@@ -251,15 +251,9 @@ class BuiltinFunction(Function):
                                   "it because it has not been implemented yet.")
 
 
-def record(op: type, out: Tensor, inputs: tuple, args: tuple) -> None:
-    """Attach a node of ``op`` to ``out``: link it to the edges of ``inputs`` (one Tensor or
-    None per edge) and let ``op.setup_context`` save what backward needs.
-
-    Op fast paths call this when an input requires grad under grad mode, and also whenever
-    ``STATE.special`` is set, which is how forward-mode AD and inference mode reach every op.
-    """
-    if STATE.special and _special(op, (out,), inputs, args):
-        return
+def new_node(op: type, args: tuple) -> BuiltinNode:
+    """A fresh node of ``op`` for a call with ``args``, which of them need a gradient set, not
+    yet linked into the graph."""
     node = _new(op._backward_cls)
     if len(args) == 1:
         # A one-argument op is recorded only when its input requires grad.
@@ -273,6 +267,19 @@ def record(op: type, out: Tensor, inputs: tuple, args: tuple) -> None:
         node.needs_input_grad = _NEEDS.setdefault(needs, needs)
     node._saved = ()
     node._versions = None
+    return node
+
+
+def record(op: type, out: Tensor, inputs: tuple, args: tuple) -> None:
+    """Attach a node of ``op`` to ``out``: link it to the edges of ``inputs`` (one Tensor or
+    None per edge) and let ``op.setup_context`` save what backward needs.
+
+    Op fast paths call this when an input requires grad under grad mode, and also whenever
+    ``STATE.special`` is set, which is how forward-mode AD and inference mode reach every op.
+    """
+    if STATE.special and _special(op, (out,), inputs, args):
+        return
+    node = new_node(op, args)
     link((out,), node, inputs)
     op.setup_context(node, args, out)
 
@@ -282,10 +289,7 @@ def record_node(op: type, outputs: tuple, inputs: tuple, args: tuple, result=Non
     variable number of tensor inputs; ``setup_context`` sees ``result`` (default: outputs)."""
     if STATE.special and _special(op, outputs, inputs, args):
         return
-    node = _new(op._backward_cls)
-    node.needs_input_grad = tuple([type(a) is Tensor and a._requires_grad for a in args])
-    node._saved = ()
-    node._versions = None
+    node = new_node(op, args)
     link(outputs, node, inputs)
     op.setup_context(node, args, outputs if result is None else result)
 

@@ -21,7 +21,7 @@ from .._state import STATE
 from .._tensor import Tensor, wrap
 from ..autograd.graph import link, saved_version
 from ..autograd.views import make_view
-from ._builtin import BuiltinFunction
+from ._builtin import BuiltinFunction, new_node
 
 __all__ = ["Overload", "Op", "declare", "dispatch", "ELEMENTWISE", "LINEAR", "FLOAT", "registry",
            "lookup", "operator_method", "reflected_method"]
@@ -41,11 +41,7 @@ LINEAR = _Rule("linear")
 # Dtype policy of an elementwise kernel: an integer or bool input computes in the default dtype.
 FLOAT = "float"
 
-# needs_input_grad tuples are shared between nodes (they are immutable).
-_NEEDS: dict = {}
-_NEEDS_ONE = (True,)
 _FIRST = (0,)
-_NEEDS_TWO = (((False, False), (False, True)), ((True, False), (True, True)))
 
 
 class Overload(BuiltinFunction):
@@ -223,20 +219,7 @@ def dispatch(ov: type, data, args: tuple):
 
 
 def _record(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> None:
-    node = _new(ov._backward_cls)
-    n = len(args)
-    if n == 1:
-        # (recorded, so its one input requires grad)
-        node.needs_input_grad = _NEEDS_ONE
-    elif n == 2:
-        a, b = args
-        node.needs_input_grad = _NEEDS_TWO[type(a) is Tensor and a._requires_grad][
-            type(b) is Tensor and b._requires_grad]
-    else:
-        needs = tuple([type(a) is Tensor and a._requires_grad for a in args])
-        node.needs_input_grad = _NEEDS.setdefault(needs, needs)
-    node._saved = ()
-    node._versions = None
+    node = new_node(ov, args)
     pos = ov._edge_pos
     if len(pos) == 1:
         edges = (args[pos[0]],)
