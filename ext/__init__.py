@@ -76,6 +76,8 @@ functions.install_methods()
 _pywarnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ext(\.|$)")
 globals().update(functions.FUNCTIONS)
 
+ops = functions._op.ops
+
 __version__ = "0.1.0"
 from . import nn
 from . import optim

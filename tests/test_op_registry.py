@@ -28,6 +28,9 @@ def _t(a):
 # (overload, the forward's arguments: an array becomes a float64 torch tensor)
 CASES = [
     (unary.Exp, (_X,)),
+    (unary.Relu, (_X - 1.0,)),
+    (unary.ThresholdBackward, (_Y, _X - 1.0, 0)),
+    (unary.ThresholdBackward, (_Y, _X, 0.75)),
     (arithmetic.PowTensorScalar, (_X, 2.5)),
     (arithmetic.PowTensorScalar, (_X, 0)),
     (arithmetic.PowTensorTensor, (_X, _Y)),
@@ -118,6 +121,16 @@ def test_the_registry_lists_each_op_with_its_names_and_contract():
     assert "view" not in _op.lookup("view").functions  # (torch has no torch.view)
     names = {op.name for op in _op.registry()}
     assert {"exp", "pow", "sum", "max", "min", "view"} <= names
+
+
+def test_a_backward_op_is_called_by_its_aten_name_on_both_engines():
+    assert ext.ops.aten.threshold_backward is _op.lookup("threshold_backward").function
+    grad, y = ext.tensor([1.0, 2.0, 3.0]), ext.tensor([-1.0, 0.0, 1.0])
+    assert ext.ops.aten.threshold_backward(grad, y, 0).tolist() == [0.0, 0.0, 3.0]
+    assert unary.ThresholdBackward.forward(torch.tensor([1.0, 2.0]), torch.tensor([0.0, 1.0]),
+                                           0).tolist() == [0.0, 2.0]
+    with pytest.raises(AttributeError, match="no attribute 'not_an_op'"):
+        ext.ops.aten.not_an_op  # noqa: B018
 
 
 def test_the_method_table_takes_declared_ops_and_their_inplace_variants():

@@ -21,10 +21,10 @@ from .._state import STATE
 from .._tensor import Tensor, wrap
 from ..autograd.graph import link, saved_version
 from ..autograd.views import make_view
-from ._builtin import BuiltinFunction, new_node
+from ._builtin import BuiltinFunction, namespace_of, new_node
 
 __all__ = ["Overload", "Op", "declare", "dispatch", "ELEMENTWISE", "LINEAR", "FLOAT", "registry",
-           "lookup", "operator_method", "reflected_method"]
+           "lookup", "operator_method", "reflected_method", "ops"]
 
 _new = object.__new__
 
@@ -77,7 +77,8 @@ class Overload(BuiltinFunction):
     _attr_from: tuple = ()
     _edge_pos: tuple = _FIRST
     _linked = 1
-    _method = ""  # (set by declare: the Tensor method that runs the op)
+    _method = ""  # (set by declare: the Tensor method that runs the op, if it has one)
+    _aten = ""  # (set by declare: the op's aten name)
 
     @classmethod
     def _decorate_node(cls) -> None:
@@ -140,6 +141,8 @@ class Overload(BuiltinFunction):
             raise NotImplementedError(f"Trying to use forward AD with {name} that does not "
                                       "support it because it has not been implemented yet.")
         if rule is LINEAR:
+            if tangents[0] is None:  # (only a non-linear argument has one: the op is flat)
+                return namespace_of(out).zeros_like(out)
             return cls.forward(tangents[0], *args[1:])
         outputs = out if type(out) is tuple else (out,)
         needs = tuple([t is not None for t in tangents])
@@ -158,8 +161,11 @@ class Overload(BuiltinFunction):
 
     @classmethod
     def forward(cls, *args):
-        """The op on the tensors at hand (ext or torch), through its Tensor method."""
-        return getattr(args[0], cls._method)(*args[1:])
+        """The op on the tensors at hand (ext or torch): its Tensor method, or for an op that
+        has none, the op of the same aten name (``ext.ops.aten`` or ``torch.ops.aten``)."""
+        if cls._method:
+            return getattr(args[0], cls._method)(*args[1:])
+        return getattr(namespace_of(args[0]).ops.aten, cls._aten)(*args)
 
 
 def _setup_for(cls: type) -> Callable:
@@ -306,16 +312,17 @@ def declare(name: str, *overloads: type, function: Callable | None = None,
     if function is None:
         function = _elementwise(name, overloads[0], kernel, dtype)
     function.__name__ = function.__qualname__ = name
-    for ov in overloads:
-        ov._method = name
     table = {m: function for m in ((name,) if methods is None else methods)}
+    torch_op = torch_op or f"aten::{name}"
+    for ov in overloads:
+        ov._method = name if name in table else ""
+        ov._aten = torch_op[len("aten::"):]
     if operator:
         table[operator] = operator_method(function)
     if reflected:
         table[reflected[0]] = reflected_method(reflected[1])
     free = {f: function for f in ((name,) if functions is None else functions)}
-    _REGISTRY[name] = Op(name, overloads, function, table, free, inplace, augmented,
-                         torch_op or f"aten::{name}")
+    _REGISTRY[name] = Op(name, overloads, function, table, free, inplace, augmented, torch_op)
     return function
 
 
@@ -385,6 +392,34 @@ def reflected_method(fn: Callable) -> Callable:
     op.__name__ = fn.__name__
     op.__doc__ = fn.__doc__
     return op
+
+
+class _Namespace:
+    """``ext.ops.aten``: the declared ops by their aten name, as ``torch.ops.aten`` lists
+    torch's. A backward formula that needs a backward op (``threshold_backward``) calls
+    ``namespace_of(grad).ops.aten.threshold_backward(...)`` and gets the same op on either
+    engine."""
+
+    def __init__(self, name: str) -> None:
+        self._prefix = f"{name}::"
+
+    def __getattr__(self, name: str) -> Callable:
+        for op in _REGISTRY.values():
+            if op.torch_op == self._prefix + name:
+                self.__dict__[name] = op.function  # (found once)
+                return op.function
+        raise AttributeError(f"'_OpNamespace' '{self._prefix[:-2]}' object has no attribute "
+                             f"'{name}'")
+
+
+class _Ops:
+    """``ext.ops``: the op namespaces (``ext.ops.aten``)."""
+
+    def __init__(self) -> None:
+        self.aten = _Namespace("aten")
+
+
+ops = _Ops()
 
 
 def registry() -> tuple:

@@ -326,9 +326,6 @@ RULES = {
     unary.Log: lambda a, o, t: t[0] / a[0],
     unary.Sin: _chain(lambda x, y: x.cos()), unary.Cos: _chain(lambda x, y: -x.sin()),
     unary.Tanh: _chain(lambda x, y: 1 - y * y), unary.Sigmoid: _chain(lambda x, y: (1 - y) * y),
-    unary.Relu: lambda a, o, t: unary.threshold_backward(t[0], o, 0),
-    unary.ThresholdBackward: lambda a, o, t: _zeros_like(o) if t[0] is None else
-    unary.threshold_backward(t[0], a[1], a[2]),
     unary.Sqrt: lambda a, o, t: t[0] / (2 * o),
     unary.Expm1: _chain(lambda x, y: y + 1), unary.Tan: _chain(lambda x, y: y * y + 1),
     unary.Rsqrt: _chain(lambda x, y: y * y * y * -0.5), unary.Abs: _chain(lambda x, y: x.sign()),

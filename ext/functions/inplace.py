@@ -507,7 +507,7 @@ def methods() -> dict:
         "add_": pw.add, "sub_": pw.sub, "mul_": pw.mul, "div_": pw.div,
         "neg_": pw.neg, "abs_": pw.abs, "log_": pw.log, "sin_": pw.sin,
         "cos_": pw.cos, "tan_": pw.tan, "tanh_": pw.tanh, "sigmoid_": pw.sigmoid,
-        "relu_": pw.relu, "sqrt_": pw.sqrt, "clamp_": pw.clamp, "clamp_min_": pw.clamp_min,
+        "sqrt_": pw.sqrt, "clamp_": pw.clamp, "clamp_min_": pw.clamp_min,
         "clamp_max_": pw.clamp_max, "clip_": pw.clamp, "floor_": pw.floor, "ceil_": pw.ceil,
         "round_": pw.round, "sign_": pw.sign, "reciprocal_": pw.reciprocal,
         "log1p_": pw.log1p, "expm1_": pw.expm1, "rsqrt_": pw.rsqrt,

@@ -79,7 +79,7 @@ METHODS = {
     "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
     "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
     "abs": abs, "log": log, "sin": sin, "cos": cos, "tanh": tanh,
-    "sigmoid": sigmoid, "relu": relu, "sqrt": sqrt, "sign": sign, "reciprocal": reciprocal,
+    "sigmoid": sigmoid, "sqrt": sqrt, "sign": sign, "reciprocal": reciprocal,
     "log1p": log1p, "expm1": expm1, "tan": tan, "rsqrt": rsqrt, "round": round,
     "floor": floor, "ceil": ceil, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min,
     "clamp_max": clamp_max, "maximum": maximum, "minimum": minimum,
@@ -96,7 +96,7 @@ METHODS = {
 FUNCTIONS = {
     "add": add, "sub": sub, "mul": mul, "div": div, "neg": neg, "abs": abs,
     "log": log, "sin": sin, "cos": cos, "tanh": tanh, "sigmoid": sigmoid,
-    "relu": relu, "sqrt": sqrt, "sign": sign, "reciprocal": reciprocal, "where": where,
+    "sqrt": sqrt, "sign": sign, "reciprocal": reciprocal, "where": where,
     "masked_fill": masked_fill,
     "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "multiply": mul,
     "divide": div, "subtract": sub, "negative": neg, "true_divide": div, "rsub": rsub,

@@ -7,7 +7,7 @@ import numpy as np
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
 from .._builtin import BuiltinFunction, namespace_of, record
-from .._op import ELEMENTWISE, FLOAT, Overload, declare
+from .._op import ELEMENTWISE, FLOAT, LINEAR, Overload, declare, dispatch
 from ._common import (
     SavesInput,
     SavesResult,
@@ -286,61 +286,62 @@ def sigmoid(x: Tensor) -> Tensor:
     return unary(Sigmoid, x, _sigmoid_kernel, to_float=True)
 
 
-class Relu(SavesResult):
+class Relu(Overload):
     """max(x, 0): the gradient passes where the result is positive."""
 
     node_name = "ReluBackward0"
-    method = "relu"
+    saved_fields = ("result",)
+    jvp = ELEMENTWISE  # threshold_backward(tangent, result, 0)
 
     @staticmethod
     def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return threshold_backward(grad, y, 0)
+        (result,) = ctx.saved_tensors
+        return namespace_of(grad).ops.aten.threshold_backward(grad, result, 0)
 
 
-class ThresholdBackward(BuiltinFunction):
-    """grad where ``self`` > threshold, else 0 (relu's gradient, as its own op): the gradient
-    flows to grad through the same mask; ``self`` only decides the mask."""
+def _relu(x: Tensor) -> Tensor:
+    if type(x) is not Tensor:
+        raise TypeError(f"relu(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+    d = x._data
+    if d.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return dispatch(Relu, np.maximum(d, 0, dtype=d.dtype), (x,))
+
+
+relu = declare("relu", Relu, function=_relu, inplace="relu_")
+
+
+class ThresholdBackward(Overload):
+    """grad_output where ``self`` > threshold, else 0: relu's gradient, as its own op (torch's
+    ``aten::threshold_backward``), so that a backward calls it the same way on both engines. The
+    gradient flows to grad_output through the same mask; ``self`` only decides the mask."""
 
     node_name = "ThresholdBackwardBackward0"
+    args = ("grad_output", "self", "threshold")
+    tensor_positions = (0, 1)
     saved_fields = ("self",)
     saved_attrs = ("threshold",)
-    tensor_positions = (0, 1)
-
-    @staticmethod
-    def forward(grad, y, threshold):
-        return namespace_of(grad).where(y <= threshold, 0.0, grad)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[1])
-        ctx.threshold = inputs[2]
+    jvp = LINEAR  # threshold_backward(grad_output's tangent, self, threshold)
 
     @staticmethod
     def backward(ctx, gg):
         (y,) = ctx.saved_tensors
-        return threshold_backward(gg, y, ctx.threshold), namespace_of(gg).zeros_like(y), None
+        ns = namespace_of(gg)
+        return ns.ops.aten.threshold_backward(gg, y, ctx.threshold), ns.zeros_like(y), None
 
 
-def threshold_backward(grad: Tensor, y: Tensor, threshold) -> Tensor:
-    """0 where ``y`` <= threshold, else grad: a nan ``y`` passes the gradient, as in torch (and
-    a NaN in grad where y <= threshold does not leak through)."""
-    d = np.where(y._data <= threshold, np.zeros((), grad._data.dtype), grad._data)
-    out = wrap(d.astype(grad._data.dtype, copy=False))
-    if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
-        record(ThresholdBackward, out, (grad, y), (grad, y, threshold))
-    return out
+def _threshold_backward(grad_output: Tensor, self: Tensor, threshold) -> Tensor:
+    # 0 where self <= threshold, else grad_output: a nan in self passes the gradient, and a nan
+    # in grad_output where self <= threshold does not leak through (as in torch)
+    g = grad_output._data
+    d = np.where(self._data <= threshold, np.zeros((), g.dtype), g)
+    return dispatch(ThresholdBackward, d.astype(g.dtype, copy=False),
+                    (grad_output, self, threshold))
 
 
-def relu(x: Tensor) -> Tensor:
-    """max(x, 0)."""
-    if type(x) is Tensor and x._data.dtype == np.bool_:
-        raise RuntimeError("Boolean inputs not supported for relu")
-    return unary(Relu, x, _relu_kernel)
-
-
-def _relu_kernel(d):
-    return np.maximum(d, 0, dtype=d.dtype)
+threshold_backward = declare("threshold_backward", ThresholdBackward,
+                             function=_threshold_backward, methods=(), functions=())
 
 
 class Sqrt(SavesResult):
