@@ -25,7 +25,7 @@ fuzz: $(STAMP)
 	PYTHONPATH=tests $(BIN)/python -m fuzz_deep 10000
 
 lint: $(STAMP)
-	$(BIN)/ruff check ext tests benchmarks
+	$(BIN)/ruff check ext tests benchmarks tools
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/chain.py
