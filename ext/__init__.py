@@ -69,12 +69,11 @@ from .autograd.grad_mode import (
     set_grad_enabled,
 )
 
-functions.install_methods()
+functions.install(globals())
 # NumPy reports inf and nan arising inside a kernel (0 * inf, a cast that overflows) with a
 # RuntimeWarning; torch computes the same values silently. Only warnings raised from ext's own
 # modules are silenced, so a program's own NumPy code keeps its warnings.
 _pywarnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ext(\.|$)")
-globals().update(functions.FUNCTIONS)
 
 ops = functions._op.ops
 

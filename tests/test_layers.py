@@ -25,7 +25,7 @@ LAYERS = {
 
 # (importing module, function, imported module) -> why a lower layer may reach a higher one,
 # lazily, at run time. The other seam is not an import: the one method table, through which the
-# op library gives the Tensor its methods when ``ext`` is imported (``install_methods``). The
+# op library gives the Tensor its methods when ``ext`` is imported (``functions.install``). The
 # bridge dispatch that ``Function.apply`` makes when it meets a torch tensor joins this list
 # when it exists.
 SEAMS = {
@@ -116,7 +116,7 @@ def test_no_import_cycle_among_the_layers():
 
 
 def test_only_the_method_table_gives_the_tensor_attributes():
-    # No import-time patch of the Tensor besides install_methods (setattr(Tensor, ...) or
+    # No import-time patch of the Tensor besides functions.install (setattr(Tensor, ...) or
     # Tensor.name = ... anywhere else, or a slot on _tensor that a higher layer fills).
     patches = []
     for path in sorted(ROOT.rglob("*.py")):
@@ -131,4 +131,4 @@ def test_only_the_method_table_gives_the_tensor_attributes():
                     if isinstance(target, ast.Attribute) and \
                             getattr(target.value, "id", "") in ("Tensor", "_tensor"):
                         patches.append((_module_name(path), function))
-    assert patches == [("ext.functions", "install_methods")]
+    assert patches == [("ext.functions", "install")]

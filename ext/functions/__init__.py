@@ -2,9 +2,10 @@
 
 Ops declared through ``_op.declare`` (see docs/adding_an_op.md) carry their names in the op
 registry; the op modules not yet migrated declare ``METHODS`` (Tensor methods and operators) and
-``FUNCTIONS`` (``ext.*`` free functions). ``install_methods`` puts both on ``ext.Tensor`` when
-``ext`` is imported: the one table through which the Tensor reaches the ops, and the only place
-where a lower layer is given code from a higher one.
+``FUNCTIONS`` (``ext.*`` free functions). ``install`` puts the methods on ``ext.Tensor`` and the
+functions in ``ext`` when ``ext`` is imported: the one table through which the Tensor reaches
+the ops, and the only place where a lower layer is given code from a higher one
+(``tools/stubs.py`` writes what it installs into ``ext/_tensor.pyi`` and ``ext/__init__.pyi``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from . import (
 )
 from ._builtin import BuiltinFunction, namespace_of
 
-__all__ = ["BuiltinFunction", "namespace_of", "METHODS", "FUNCTIONS", "install_methods"]
+__all__ = ["BuiltinFunction", "namespace_of", "METHODS", "FUNCTIONS", "install"]
 
 _MODULES = (pointwise, reduction, linalg, shape, indexing, setitem, activation, creation,
             nn_ops)
@@ -41,8 +42,10 @@ FUNCTIONS.update(_op.functions())
 METHODS.update(inplace.methods())
 
 
-def install_methods() -> None:
-    """Attach the op library's methods to ``ext.Tensor``."""
+def install(namespace: dict) -> None:
+    """Attach the op library's methods to ``ext.Tensor`` and put its functions in
+    ``namespace`` (the ``ext`` package's)."""
     for name, fn in METHODS.items():
         setattr(Tensor, name, fn)
+    namespace.update(FUNCTIONS)
     forward_rules.install()
