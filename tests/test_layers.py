@@ -25,9 +25,7 @@ LAYERS = {
 
 # (importing module, function, imported module) -> why a lower layer may reach a higher one,
 # lazily, at run time. The other seam is not an import: the one method table, through which the
-# op library gives the Tensor its methods when ``ext`` is imported (``functions.install``). The
-# bridge dispatch that ``Function.apply`` makes when it meets a torch tensor joins this list
-# when it exists.
+# op library gives the Tensor its methods when ``ext`` is imported (``functions.install``).
 SEAMS = {
     ("ext._tensor", "backward", "ext.autograd"):
         "Tensor.backward drives the engine",
@@ -41,6 +39,8 @@ SEAMS = {
         "jacobian stacks its rows with stack, as torch's does (StackBackward0 in its graph)",
     ("ext.functions._builtin", "namespace_of", "ext"):
         "a backward body's free functions come from the module of the tensor at hand",
+    ("ext.autograd.function", "apply", "ext.compat"):
+        "the bridge: a Function applied to torch tensors runs as a torch.autograd.Function",
 }
 
 

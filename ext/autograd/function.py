@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import warnings
 from typing import Any
 
@@ -245,6 +246,10 @@ class Function(metaclass=FunctionMeta):
         if kwargs:
             args = _bind(cls.forward, args, kwargs, skip_ctx=not separate)
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+        if not positions and _has_torch_tensor(args):
+            from ..compat import apply  # (the bridge: the Function runs inside torch)
+
+            return apply(cls, args, {})
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         record = STATE.grad_enabled and not STATE.inference and any(needs)
         ctx = cls._backward_cls()
@@ -409,6 +414,11 @@ def _returned_input(t: Tensor, name: str) -> Tensor:
     return make_view(wrap(t._data), t, IN_CUSTOM_FUNCTION, name)
 
 
+def _has_torch_tensor(args: tuple) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and any(isinstance(a, torch.Tensor) for a in args)
+
+
 def once_differentiable(fn):
     """Mark a backward as not differentiable: it runs under no_grad, and differentiating its
     results raises."""
@@ -440,6 +450,7 @@ def once_differentiable(fn):
         link(diff, err, tuple(None if w is None else _fake_leaf(w) for w in diff))
         return wrapped if is_tuple else wrapped[0]
 
+    wrapper._once_differentiable = fn  # (the bridge gives torch's decorator the body)
     return wrapper
 
 

@@ -1,0 +1,271 @@
+"""``ext.compat``: the bridge that runs an ``ext.autograd.Function`` on torch tensors.
+
+``MyFn.apply(...)`` with torch tensors runs ``MyFn`` as a ``torch.autograd.Function`` made once
+per class and cached (``to_torch(MyFn)`` returns it). The body runs unchanged: it uses the
+common tensor API, and the ctx it gets is torch's own, so ``save_for_backward``,
+``needs_input_grad``, ``mark_dirty``, ``mark_non_differentiable``, ``set_materialize_grads``,
+the saved-tensor version checks and ``saved_tensors_hooks`` are torch's.
+
+Three flavours of the torch class, chosen per call:
+
+- the default, for ``torch.compile`` and the least cost per call: the Function as it is written
+  (``forward(ctx, ...)``, or ``forward`` + ``setup_context``), without ``jvp``;
+- under forward-mode AD (a ``dual_level`` is open), the same with the Function's ``jvp``
+  (a ``jvp`` breaks ``torch.compile``'s graph, so it is left out when it is not needed);
+- under torch.func transforms (vmap, grad, jacrev, jvp), the flavour torch.func requires:
+  ``forward(*args)`` + ``setup_context`` + a generated vmap rule. A Function written as
+  ``forward(ctx, ...)`` gets it derived: forward runs with a recording ctx, returns what was
+  saved as extra outputs, and ``setup_context`` saves them again (an input from ``inputs``, an
+  output from ``output``, an intermediate from the extra outputs), with the attributes set on
+  ctx.
+
+Class attributes of the Function that the bridge reads (no torch decorators on ext classes):
+
+- ``cast_inputs``: a dtype name (``"float32"``): under autocast, floating inputs are cast to it
+  and forward runs with autocast off (torch's ``custom_fwd(cast_inputs=...)``); None (default)
+  runs forward under the ambient autocast state; backward always runs under forward's state.
+
+Importing ``ext`` never imports this module's torch: it is loaded on the first torch call.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any
+
+import torch
+
+from ..autograd.function import Function
+
+__all__ = ["to_torch", "apply"]
+
+_CACHE: dict[tuple, type] = {}
+# What the derived torch.func forward recorded, for its setup_context (called right after it)
+# and for ``apply`` to strip the extra outputs.
+_LAST = threading.local()
+
+
+def to_torch(fn: type, flavour: str = "default") -> type:
+    """The ``torch.autograd.Function`` that runs the ext Function ``fn`` on torch tensors.
+
+    ``flavour`` is ``"default"``, ``"jvp"`` (with the Function's ``jvp``, for forward-mode AD)
+    or ``"func"`` (the torch.func flavour); each is made once per class and cached.
+    """
+    if not (isinstance(fn, type) and issubclass(fn, Function)):
+        raise TypeError(f"to_torch() expects an ext.autograd.Function subclass, got {fn!r}")
+    key = (fn, flavour)
+    made = _CACHE.get(key)
+    if made is None:
+        made = _CACHE[key] = _make(fn, flavour)
+    return made
+
+
+def apply(fn: type, args: tuple, kwargs: dict) -> Any:
+    """``fn.apply(*args, **kwargs)`` on torch tensors: the flavour the call needs."""
+    if kwargs:
+        args = _bind(fn, args, kwargs)
+    if torch._C._are_functorch_transforms_active():
+        out = to_torch(fn, "func").apply(*args)
+        if _separate(fn):
+            return out
+        n, is_tuple = _LAST.shape  # (what the derived forward returned, without its extras)
+        return tuple(out[:n]) if is_tuple else out[0]
+    if torch.autograd.forward_ad._current_level >= 0:
+        return to_torch(fn, "jvp").apply(*args)
+    return to_torch(fn).apply(*args)
+
+
+def _bind(fn: type, args: tuple, kwargs: dict) -> tuple:
+    from ..autograd.function import _bind as bind
+
+    return bind(fn.forward, args, kwargs, skip_ctx=not _separate(fn))
+
+
+def _separate(fn: type) -> bool:
+    """Whether ``fn`` is written as ``forward(*args)`` + ``setup_context``."""
+    return fn.setup_context is not Function.setup_context
+
+
+def _backward_of(fn: type):
+    """fn's backward, with torch's ``once_differentiable`` where ext's marks it."""
+    backward = fn.backward if "vjp" not in vars(fn) else fn.vjp
+    inner = getattr(backward, "_once_differentiable", None)
+    if inner is not None:
+        return torch.autograd.function.once_differentiable(inner)
+    return backward
+
+
+def _autocast(fn: type, forward, setup, backward) -> tuple:
+    """The Function's autocast policy (``cast_inputs``), as torch's ``custom_fwd`` and
+    ``custom_bwd`` apply it: under CPU autocast, floating inputs are cast to the dtype and forward
+    runs with autocast off; backward then runs with autocast off too (forward's state). A
+    Function without the attribute is left as it is."""
+    cast = getattr(fn, "cast_inputs", None)
+    if cast is None:
+        return forward, setup, backward
+    dtype = getattr(torch, str(cast).rsplit(".", 1)[-1])
+
+    def casting(*args):
+        if not torch.is_autocast_enabled("cpu"):
+            return forward(*args)
+        args = tuple(a.to(dtype) if isinstance(a, torch.Tensor) and a.is_floating_point()
+                     else a for a in args)
+        with torch.autocast("cpu", enabled=False):
+            return forward(*args)
+
+    def setup_context(ctx, inputs, output):
+        ctx._ext_cast = torch.is_autocast_enabled("cpu")
+        if setup is not None:
+            setup(ctx, inputs, output)
+
+    def plain_backward(ctx, *grads):
+        if not getattr(ctx, "_ext_cast", False):
+            return backward(ctx, *grads)
+        with torch.autocast("cpu", enabled=False):
+            return backward(ctx, *grads)
+
+    return casting, setup_context, plain_backward
+
+
+def _make(fn: type, flavour: str) -> type:
+    backward = _backward_of(fn)
+    if flavour == "func":
+        return _make_func(fn, backward)
+    namespace: dict = {"__module__": fn.__module__, "__qualname__": fn.__qualname__,
+                       "__doc__": fn.__doc__, "_ext_function": fn}
+    if _separate(fn):
+        forward, setup, backward = _autocast(fn, _static(fn.forward), fn.setup_context, backward)
+        namespace["setup_context"] = staticmethod(setup)
+        if "vmap" in vars(fn):
+            namespace["vmap"] = staticmethod(fn.vmap)
+    else:
+        body = _static(fn.forward)
+        forward, setup, backward = _autocast(fn, lambda *a: body(*a), None, backward)
+        if setup is not None:  # (forward(ctx, ...): ctx is the first argument)
+            cast_forward = forward
+
+            def forward(ctx, *args):
+                setup(ctx, (), None)
+                return cast_forward(ctx, *args)
+
+    namespace["forward"] = staticmethod(forward)
+    namespace["backward"] = staticmethod(backward)
+    if flavour == "jvp":
+        namespace["jvp"] = staticmethod(_static(fn.jvp))
+    # torch names the node after the class: <Name>Backward, as ext does
+    return type(fn.__name__, (torch.autograd.Function,), namespace)
+
+
+def _static(f):
+    """A plain function calling ``f`` (a staticmethod's function, read off the class)."""
+    @functools.wraps(f)
+    def call(*args):
+        return f(*args)
+
+    return call
+
+
+class _Recorder:
+    """The ctx a ``forward(ctx, ...)`` body sees while the torch.func flavour runs it: it
+    records what the body saves, marks and sets, for ``setup_context`` to do again on torch's
+    ctx."""
+
+    def __init__(self, needs: tuple) -> None:
+        vars(self).update(needs_input_grad=needs, _saves={}, _non_differentiable=(),
+                          _materialize=None, _attrs={})
+
+    def save_for_backward(self, *tensors) -> None:
+        self._saves["save_for_backward"] = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        self._saves["save_for_forward"] = tensors
+
+    def mark_dirty(self, *tensors) -> None:
+        raise RuntimeError("an ext Function that marks an input dirty cannot run under "
+                           "torch.func transforms (torch.func does not support in-place "
+                           "custom Functions)")
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        vars(self)["_non_differentiable"] = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        vars(self)["_materialize"] = value
+
+    def __setattr__(self, name: str, value) -> None:
+        self._attrs[name] = value
+
+
+def _make_func(fn: type, backward) -> type:
+    """The torch.func flavour: ``forward(*args)`` + ``setup_context`` + a generated vmap rule.
+    A Function written that way is used as it is; a ``forward(ctx, ...)`` one is derived."""
+    if _separate(fn):
+        namespace = {"forward": staticmethod(_static(fn.forward)),
+                     "setup_context": staticmethod(fn.setup_context),
+                     "backward": staticmethod(backward), "_ext_outputs": None}
+        if "vmap" in vars(fn):
+            namespace["vmap"] = staticmethod(fn.vmap)
+        else:
+            namespace["generate_vmap_rule"] = True
+        if "jvp" in vars(fn):
+            namespace["jvp"] = staticmethod(_static(fn.jvp))
+        return type(fn.__name__, (torch.autograd.Function,), namespace)
+    body = fn.forward
+
+    def forward(*args):
+        rec = _Recorder(tuple(isinstance(a, torch.Tensor) and a.requires_grad for a in args))
+        out = body(rec, *args)
+        outs = out if isinstance(out, tuple) else (out,)
+        extra: list = []
+        places = (("input", args), ("output", outs))
+
+        def place(t):
+            for kind, pool in places:
+                for i, v in enumerate(pool):
+                    if t is v:
+                        return kind, i
+            if t is None:
+                return "none", None
+            extra.append(t)
+            return "extra", len(extra) - 1
+
+        saves = {name: tuple(place(t) for t in tensors) for name, tensors in rec._saves.items()}
+        marked = tuple(place(t) for t in rec._non_differentiable)
+        _LAST.plan = (saves, marked, rec._materialize, dict(rec._attrs))
+        _LAST.shape = (len(outs), isinstance(out, tuple))
+        return (*outs, *extra)
+
+    def setup_context(ctx, inputs, output):
+        saves, marked, materialize, attrs = _LAST.plan
+        n = _LAST.shape[0]
+        pools = {"input": inputs, "output": output[:n], "extra": output[n:]}
+
+        def value(kind, i):
+            return None if kind == "none" else pools[kind][i]
+
+        for name, places in saves.items():
+            getattr(ctx, name)(*[value(*p) for p in places])
+        for name, v in attrs.items():
+            setattr(ctx, name, v)
+        if materialize is not None:
+            ctx.set_materialize_grads(materialize)
+        ctx.mark_non_differentiable(*[value(*p) for p in marked], *output[n:])
+        ctx._ext_n = n
+        ctx._ext_extra = len(output) - n
+
+    def backward_func(ctx, *grads):
+        return backward(ctx, *grads[: ctx._ext_n])
+
+    namespace = {"forward": staticmethod(forward), "setup_context": staticmethod(setup_context),
+                 "backward": staticmethod(backward_func), "generate_vmap_rule": True,
+                 "__module__": fn.__module__, "__qualname__": fn.__qualname__}
+    if "jvp" in vars(fn):
+        jvp = fn.jvp
+
+        def jvp_func(ctx, *tangents):
+            out = jvp(ctx, *tangents)
+            outs = out if isinstance(out, tuple) else (out,)
+            return (*outs, *[None] * ctx._ext_extra)  # (the extra outputs have none)
+
+        namespace["jvp"] = staticmethod(jvp_func)
+    return type(fn.__name__, (torch.autograd.Function,), namespace)
