@@ -65,6 +65,8 @@ def apply(fn: type, args: tuple, kwargs: dict) -> Any:
     """``fn.apply(*args, **kwargs)`` on torch tensors: the flavour the call needs."""
     if kwargs:
         args = _bind(fn, args, kwargs)
+    if getattr(fn, "node_name", None) and hasattr(fn, "tangents"):  # a declared built-in
+        return to_torch(fn).apply(*args)
     if torch._C._are_functorch_transforms_active():
         out = to_torch(fn, "func").apply(*args)
         if _separate(fn):
@@ -129,6 +131,10 @@ def _autocast(fn: type, forward, setup, backward) -> tuple:
 
 
 def _make(fn: type, flavour: str) -> type:
+    from ..functions._op import Overload
+
+    if issubclass(fn, Overload):
+        return _make_builtin(fn, flavour)
     backward = _backward_of(fn)
     if flavour == "func":
         return _make_func(fn, backward)
@@ -155,6 +161,41 @@ def _make(fn: type, flavour: str) -> type:
         namespace["jvp"] = staticmethod(_static(fn.jvp))
     # torch names the node after the class: <Name>Backward, as ext does
     return type(fn.__name__, (torch.autograd.Function,), namespace)
+
+
+def _make_builtin(ov: type, flavour: str) -> type:
+    """A declared built-in overload as a torch.autograd.Function: its forward is the op on torch
+    tensors (its Tensor method, or the aten op), its saves and backward are the declaration's, its
+    non-differentiable outputs are marked, and its forward-mode rule answers ``jvp``. It is
+    already written as forward + setup_context, so one class serves every flavour."""
+    forward, save = ov.forward, ov.setup_context
+    multi = len(ov.outputs) > 1
+    n_args = len(ov.args)
+
+    def setup_context(ctx, inputs, output):
+        save(ctx, inputs, tuple(output) if multi else output)
+        if ov.non_differentiable:
+            ctx.mark_non_differentiable(*output[ov._linked:])
+        # (for jvp: the arguments, tensors through save_for_forward, and the outputs)
+        where = tuple(i for i, a in enumerate(inputs) if isinstance(a, torch.Tensor))
+        ctx.save_for_forward(*[inputs[i] for i in where], *(output if multi else (output,)))
+        ctx._ext_where = where
+        ctx._ext_plain = tuple(None if i in where else a for i, a in enumerate(inputs))
+
+    def jvp(ctx, *tangents):
+        values = ctx.saved_tensors
+        args = list(ctx._ext_plain)
+        for k, i in enumerate(ctx._ext_where):
+            args[i] = values[k]
+        outs = values[len(ctx._ext_where):]
+        return ov.tangents(tuple(args), tuple(outs) if multi else outs[0], tangents[:n_args])
+
+    namespace = {"forward": staticmethod(lambda *args: forward(*args)),
+                 "setup_context": staticmethod(setup_context),
+                 "backward": staticmethod(ov.backward), "jvp": staticmethod(jvp),
+                 "generate_vmap_rule": True, "__module__": ov.__module__,
+                 "__qualname__": ov.__qualname__, "__doc__": ov.__doc__, "_ext_function": ov}
+    return type(ov.__name__, (torch.autograd.Function,), namespace)
 
 
 def _static(f):
