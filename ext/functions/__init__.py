@@ -14,6 +14,7 @@ from .._tensor import Tensor
 from . import (
     _op,
     activation,
+    dropin,
     forward_rules,
     creation,
     indexing,
@@ -26,8 +27,44 @@ from . import (
     shape,
 )
 from ._builtin import BuiltinFunction, namespace_of
+from .dropin import (  # the drop-in pack (docs/pack.md)
+    AddMul,
+    ClampMasked,
+    Exp,
+    FakeQuantSTE,
+    GeGLU,
+    GeluTanh,
+    GradReverse,
+    GradScale,
+    Hardmish,
+    Hardsigmoid,
+    Hardswish,
+    Mish,
+    Quantize,
+    RoundSTE,
+    SignSTE,
+    Silu,
+    Softmax,
+    SwiGLU,
+    clamp_masked,
+    fake_quant_ste,
+    geglu,
+    gelu_tanh,
+    grad_reverse,
+    grad_scale,
+    hardmish,
+    hardsigmoid,
+    hardswish,
+    mish,
+    quantize,
+    round_ste,
+    sign_ste,
+    silu,
+    swiglu,
+)
 
-__all__ = ["BuiltinFunction", "namespace_of", "METHODS", "FUNCTIONS", "install"]
+__all__ = ["BuiltinFunction", "namespace_of", "METHODS", "FUNCTIONS", "install",
+           *dropin.FUNCTIONS, *dropin.CLASSES]
 
 _MODULES = (pointwise, reduction, linalg, shape, indexing, setitem, activation, creation,
             nn_ops)

@@ -1,0 +1,47 @@
+"""The drop-in pack: custom Functions that run on ext and torch tensors alike, each with its
+contract (``PackFunction.contract()``) and verified against torch (tests/test_pack.py)."""
+
+from ._base import CONTRACT_FIELDS, PackFunction
+from .activations import (
+    GeluTanh,
+    Hardmish,
+    Hardsigmoid,
+    Hardswish,
+    Mish,
+    Silu,
+    gelu_tanh,
+    hardmish,
+    hardsigmoid,
+    hardswish,
+    mish,
+    silu,
+)
+from .gated import GeGLU, SwiGLU, geglu, swiglu
+from .gradient import GradReverse, GradScale, grad_reverse, grad_scale
+from .quant import (
+    ClampMasked,
+    FakeQuantSTE,
+    Quantize,
+    RoundSTE,
+    SignSTE,
+    clamp_masked,
+    fake_quant_ste,
+    quantize,
+    round_ste,
+    sign_ste,
+)
+from .seeds import AddMul, Exp, Softmax
+
+# (op name, the function, its Function): the pack as the registry and the contract table list it
+OPS = (
+    ("silu", silu, Silu), ("mish", mish, Mish), ("gelu_tanh", gelu_tanh, GeluTanh),
+    ("hardswish", hardswish, Hardswish), ("hardsigmoid", hardsigmoid, Hardsigmoid),
+    ("hardmish", hardmish, Hardmish), ("swiglu", swiglu, SwiGLU), ("geglu", geglu, GeGLU),
+    ("clamp_masked", clamp_masked, ClampMasked), ("round_ste", round_ste, RoundSTE),
+    ("sign_ste", sign_ste, SignSTE), ("fake_quant_ste", fake_quant_ste, FakeQuantSTE),
+    ("quantize", quantize, Quantize), ("grad_reverse", grad_reverse, GradReverse),
+    ("grad_scale", grad_scale, GradScale),
+)
+FUNCTIONS = {name: fn for name, fn, _ in OPS}
+CLASSES = {cls.__name__: cls for cls in (
+    *(c for _, _, c in OPS), Exp, AddMul, Softmax)}

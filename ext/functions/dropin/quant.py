@@ -1,0 +1,175 @@
+"""Clamping, quantization and straight-through estimators: clamp_masked, round_ste, sign_ste,
+fake_quant_ste and the seed's Quantize. They save a bool mask or nothing, and pin the gradient at
+the bounds."""
+
+from __future__ import annotations
+
+from .._builtin import namespace_of
+from ._base import PackFunction, floating
+
+__all__ = ["ClampMasked", "RoundSTE", "SignSTE", "FakeQuantSTE", "Quantize", "clamp_masked",
+           "round_ste", "sign_ste", "fake_quant_ste", "quantize"]
+
+_BOUNDARIES = ("pass", "block")
+
+
+def _passing(grad, mask):
+    """grad where mask, else 0 (a nan gradient outside the mask gives 0, as torch's clamp)."""
+    ns = namespace_of(grad)
+    return ns.where(mask, grad, ns.zeros_like(grad))
+
+
+class ClampMasked(PackFunction):
+    """clamp(x, min, max) whose gradient passes inside the bounds, and at them when ``boundary``
+    is ``"pass"`` (as torch.clamp) but not when it is ``"block"`` (as F.hardtanh)."""
+
+    reference = "torch.clamp (boundary='pass'); F.hardtanh (boundary='block')"
+    double_backward = "zero almost everywhere"
+    boundary = "a parameter: 'pass' (torch.clamp) or 'block' (F.hardtanh)"
+    nan_inf = "nan gives nan; its gradient is 0 with 'pass' (torch.clamp), passes with 'block' " \
+        "(F.hardtanh)"
+    saves = "a bool mask (torch.clamp saves x)"
+
+    @staticmethod
+    def forward(ctx, x, min=None, max=None, boundary="pass"):  # noqa: A002 - torch's names
+        # "pass": inside the closed bounds (nan is not); "block": not on or beyond a bound (nan
+        # is not), as torch.clamp and F.hardtanh decide
+        inclusive = boundary == "pass"
+        mask = None
+        if min is not None:
+            mask = x >= min if inclusive else ~(x <= min)
+        if max is not None:
+            upper = x <= max if inclusive else ~(x >= max)
+            mask = upper if mask is None else mask & upper
+        ctx.save_for_backward(mask)
+        return x.clamp(min, max)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        return _passing(grad, mask), None, None, None
+
+
+class RoundSTE(PackFunction):
+    """round(x) (half to even) forward, identity backward."""
+
+    reference = "x + (torch.round(x) - x).detach()"
+    double_backward = "exact (zero)"
+    boundary = "round half to even: 0.5 -> 0, 1.5 -> 2, -0.5 -> -0"
+    saves = "nothing"
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.round()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class SignSTE(PackFunction):
+    """sign(x) forward; the gradient passes where |x| <= 1 (the hardtanh straight-through)."""
+
+    reference = "x.clamp(-1, 1) + (torch.sign(x) - x.clamp(-1, 1)).detach()"
+    double_backward = "zero almost everywhere"
+    boundary = "the gradient passes at |x| = 1; sign(0) = 0 as torch.sign"
+    saves = "a bool mask"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x.abs() <= 1)
+        return x.sign()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        return _passing(grad, mask)
+
+
+class FakeQuantSTE(PackFunction):
+    """(clamp(round(x / scale) + zero_point, qmin, qmax) - zero_point) * scale, with the gradient
+    passing where the rounded value lies in [qmin, qmax]."""
+
+    reference = "torch.fake_quantize_per_tensor_affine"
+    double_backward = "zero almost everywhere"
+    boundary = "inclusive, on the rounded value (as torch): -12.85 at scale 0.1 passes, 12.75 not"
+    saves = "a bool mask (as torch)"
+
+    @staticmethod
+    def forward(ctx, x, scale, zero_point, qmin, qmax):
+        # x * (1 / scale), as torch's kernel computes it (x / scale rounds otherwise at ties)
+        rounded = (x * (1.0 / scale)).round() + zero_point
+        ctx.save_for_backward((rounded >= qmin) & (rounded <= qmax))
+        return (rounded.clamp(qmin, qmax) - zero_point) * scale
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        return _passing(grad, mask), None, None, None, None
+
+
+class Quantize(PackFunction):
+    """Uniform quantization of x to 2**bits levels between its min and max; the gradient passes
+    straight through (seed 000, section 7.3)."""
+
+    reference = "the straight-through identity gradient"
+    double_backward = "exact (zero)"
+    boundary = "straight through everywhere"
+    nan_inf = "a constant x (max == min) gives nan, as the seed's formula"
+    saves = "nothing"
+
+    @staticmethod
+    def forward(ctx, x, bits=8):
+        low = x.min()
+        scale = (2 ** bits - 1) / (x.max() - low)
+        return ((x - low) * scale).round() / scale + low
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+def clamp_masked(x, min=None, max=None, boundary: str = "pass"):  # noqa: A002 - torch's names
+    """clamp(x, min, max) saving a bool mask; ``boundary`` says whether the gradient passes at the
+    bounds (``"pass"``, as torch.clamp) or not (``"block"``, as F.hardtanh)."""
+    if boundary not in _BOUNDARIES:
+        raise ValueError(f"clamp_masked(): boundary must be 'pass' or 'block', got {boundary!r}")
+    if min is None and max is None:
+        raise RuntimeError("clamp_masked(): at least one of 'min' or 'max' must not be None")
+    if not hasattr(x, "is_floating_point"):
+        raise TypeError(f"clamp_masked(): argument 'x' must be a tensor, not {type(x).__name__}")
+    return ClampMasked.apply(x, min, max, boundary)
+
+
+def round_ste(x):
+    """round(x) with the identity gradient (straight through)."""
+    floating("round_ste", "x", x)
+    return RoundSTE.apply(x)
+
+
+def sign_ste(x):
+    """sign(x) with the gradient passing where |x| <= 1."""
+    floating("sign_ste", "x", x)
+    return SignSTE.apply(x)
+
+
+def fake_quant_ste(x, scale: float, zero_point: int, qmin: int, qmax: int):
+    """Fake quantization with a straight-through gradient inside [qmin, qmax]."""
+    floating("fake_quant_ste", "x", x)
+    if not scale > 0:
+        raise ValueError(f"fake_quant_ste(): scale must be positive, got {scale}")
+    if not qmin < qmax:
+        raise ValueError(f"fake_quant_ste(): qmin must be less than qmax, got qmin={qmin}, "
+                         f"qmax={qmax}")
+    if not qmin <= zero_point <= qmax:
+        raise ValueError(f"fake_quant_ste(): zero_point must lie in [qmin, qmax], got "
+                         f"{zero_point}")
+    return FakeQuantSTE.apply(x, float(scale), int(zero_point), int(qmin), int(qmax))
+
+
+def quantize(x, bits: int = 8):
+    """Quantize x to 2**bits levels between its min and max, straight-through gradient."""
+    floating("quantize", "x", x)
+    if isinstance(bits, bool) or not isinstance(bits, int) or bits < 1:
+        raise ValueError(f"quantize(): bits must be a positive int, got {bits!r}")
+    return Quantize.apply(x, bits)
