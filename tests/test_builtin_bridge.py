@@ -18,9 +18,20 @@ pytestmark = pytest.mark.ext_only
 _rng = np.random.default_rng(11)
 
 
+def _input(T, a):
+    """As tests/test_op_registry.py reads a case: a float array is a float64 tensor (here one
+    that requires grad), an integer or bool array an index tensor, a list an index list."""
+    if isinstance(a, list):
+        return [_input(T, i) for i in a]
+    if not isinstance(a, np.ndarray):
+        return a
+    if a.dtype.kind in "biu":
+        return T.tensor(a)
+    return T.tensor(a, dtype=T.float64, requires_grad=True)
+
+
 def _inputs(T, args):
-    return tuple(T.tensor(a, dtype=T.float64, requires_grad=True) if isinstance(a, np.ndarray)
-                 else a for a in args)
+    return tuple(_input(T, a) for a in args)
 
 
 def _first(out):
@@ -36,7 +47,7 @@ def _ways(ov, args):
 
 
 def _tensors(inputs):
-    return [a for a in inputs if not isinstance(a, (int, float, tuple, type(None)))]
+    return [a for a in inputs if isinstance(a, (ext.Tensor, torch.Tensor)) and a.requires_grad]
 
 
 @pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
@@ -97,16 +108,20 @@ def test_hooks_fire_in_the_same_order_three_ways(ov, args):
         y.grad_fn.register_prehook(lambda g, fired=fired: fired.append("pre"))
         y.grad_fn.register_hook(lambda gi, go, fired=fired: fired.append("post"))
         y.sum().backward()
-    assert orders["torch"] == orders["ext"] == orders["bridge"]
-    assert orders["ext"][:3] == ["output", "pre", "post"]
+    assert orders["torch"] == orders["ext"]
+    assert orders["ext"][:3] == orders["bridge"][:3] == ["output", "pre", "post"]
+    # (the inputs' hooks each fire once; their order may differ where torch's own forward is a
+    # composite of several nodes, as copy's clone-then-copy_, and the bridge's is one node)
+    assert sorted(orders["bridge"][3:]) == sorted(orders["ext"][3:])
 
 
 @pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
 def test_the_declared_forward_rule_answers_torch_forward_ad_in_the_bridge(ov, args):
     import torch.autograd.forward_ad as fwAD
 
-    plain = tuple(torch.tensor(a) if isinstance(a, np.ndarray) else a for a in args)
-    where = [i for i, a in enumerate(plain) if isinstance(a, torch.Tensor)]
+    plain = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in _inputs(torch, args))
+    where = [i for i, a in enumerate(plain)
+             if isinstance(a, torch.Tensor) and a.is_floating_point()]
     tangents = [torch.tensor(_rng.uniform(-1, 1, tuple(plain[i].shape))) for i in where]
 
     def native(*tensors):
@@ -115,7 +130,9 @@ def test_the_declared_forward_rule_answers_torch_forward_ad_in_the_bridge(ov, ar
             full[i] = t
         return _first(ov.forward(*full))
 
-    _, expected = torch.func.jvp(native, tuple(plain[i] for i in where), tuple(tangents))
+    # (copies of the tangents: torch's rule for _index_put_impl writes into self's)
+    _, expected = torch.func.jvp(native, tuple(plain[i] for i in where),
+                                 tuple(t.clone() for t in tangents))
     with fwAD.dual_level():
         full = list(plain)
         for i, t in zip(where, tangents):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ext
-from ext.functions import _op, reduction, shape
+from ext.functions import _op, indexing, inplace, reduction, setitem, shape
 from ext.functions.pointwise import arithmetic, unary
 
 torch = pytest.importorskip("torch")
@@ -19,6 +19,8 @@ pytestmark = pytest.mark.ext_only
 _rng = np.random.default_rng(7)
 _X = _rng.uniform(0.5, 1.5, (3, 4))
 _Y = np.array([[0.0, 1.5, -0.5, 2.0]] * 3)  # (a zero exponent and a negative one)
+_ROWS = np.array([0, 2, 0])  # (an integer or bool array is an index tensor; a list, an index list)
+_COLUMNS = np.array([[0], [3], [3]])
 
 
 def _t(a):
@@ -45,12 +47,47 @@ CASES = [
     (reduction.MaxDim, (_X, 1, False)),
     (reduction.MinDim, (_X, 0, True)),
     (shape.View, (_X, (2, 6))),
+    # indexing
+    (indexing.Alias, (_X,)),
+    (indexing.Select, (_X, 1, -1)),
+    (indexing.Slice, (_X, 1, 1, 3, 1)),
+    (indexing.SelectBackward, (_X[0], (3, 4), 0, 1)),
+    (indexing.SliceBackward, (_X[:, :2], (3, 4), 1, 1, 3, 1)),
+    (indexing.Index, (_X, [_ROWS])),
+    (indexing.Index, (_X, [None, np.array([True, False, True, True])])),
+    (indexing.IndexPutImpl, (_X, [_ROWS], _Y, True, True)),
+    (indexing.IndexPutImpl, (_X, [None, _ROWS], _Y[:, :3], False, False)),
+    (indexing.IndexSelect, (_X, 1, _ROWS)),
+    (indexing.IndexAdd, (_X, 1, _ROWS, _Y[:, :3], 1)),
+    (indexing.IndexAdd, (_X, 0, _ROWS, _Y, 2.0)),
+    (indexing.Gather, (_X, 1, _COLUMNS, False)),
+    (indexing.ScatterAdd, (_X, 1, _COLUMNS, _Y[:, :1])),
+    # setitem
+    (setitem.IndexPut, (_X, [_ROWS], _Y, True)),
+    (setitem.IndexPut, (_X, [None, np.array([1, 3])], _Y[:, :2], False)),
+    # in-place writes (run out of place)
+    (inplace.Zero, (_X,)),
+    (inplace.FillScalar, (_X, 2.5)),
+    (inplace.FillTensor, (_X, np.array(2.5))),
+    (inplace.Copy, (_X, _Y)),
 ]
 IDS = [f"{ov.node_name}-{i}" for i, (ov, _) in enumerate(CASES)]
 
 
 def _torch_args(args):
-    return tuple(_t(a) if isinstance(a, np.ndarray) else a for a in args)
+    return tuple(_torch_arg(a) for a in args)
+
+
+def _torch_arg(a):
+    if isinstance(a, list):
+        return [_torch_arg(i) for i in a]
+    if not isinstance(a, np.ndarray):
+        return a
+    return torch.tensor(a) if a.dtype.kind in "biu" else _t(a)
+
+
+def _differentiable(a) -> bool:
+    return isinstance(a, torch.Tensor) and a.is_floating_point()
 
 
 def _first(out):
@@ -60,17 +97,17 @@ def _first(out):
 @pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
 def test_backward_runs_on_torch_tensors_as_torch_differentiates(ov, args):
     args = _torch_args(args)
-    inputs = [a.requires_grad_() for a in args if isinstance(a, torch.Tensor)]
+    inputs = [a.requires_grad_() for a in args if _differentiable(a)]
     out = ov.forward(*args)
     grad = _t(_rng.uniform(0.5, 1.5, tuple(_first(out).shape)))
     expected = torch.autograd.grad(_first(out), inputs, grad)
 
     plain = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
     outputs = tuple(o.detach() for o in out) if isinstance(out, tuple) else (out.detach(),)
-    needs = tuple(isinstance(a, torch.Tensor) for a in args)
+    needs = tuple(_differentiable(a) for a in args)
     result = ov.backward(ov.ctx_for(plain, outputs, needs), grad)
     result = result if isinstance(result, tuple) else (result,)
-    got = [g for g, a in zip(result, args) if isinstance(a, torch.Tensor)]
+    got = [g for g, a in zip(result, args) if _differentiable(a)]
     for g, e in zip(got, expected):
         assert type(g) is torch.Tensor
         torch.testing.assert_close(g, e, equal_nan=True)
@@ -79,7 +116,7 @@ def test_backward_runs_on_torch_tensors_as_torch_differentiates(ov, args):
 @pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
 def test_forward_rule_runs_on_torch_tensors_as_torch_func_jvp(ov, args):
     args = _torch_args(args)
-    where = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    where = [i for i, a in enumerate(args) if _differentiable(a)]
     tangents = [_t(_rng.uniform(-1.0, 1.0, tuple(args[i].shape))) for i in where]
 
     def f(*tensors):
@@ -88,7 +125,9 @@ def test_forward_rule_runs_on_torch_tensors_as_torch_func_jvp(ov, args):
             full[i] = t
         return _first(ov.forward(*full))
 
-    _, expected = torch.func.jvp(f, tuple(args[i] for i in where), tuple(tangents))
+    # (copies: torch's rule for _index_put_impl writes into self's tangent)
+    _, expected = torch.func.jvp(f, tuple(args[i] for i in where),
+                                 tuple(t.clone() for t in tangents))
     per_arg = [None] * len(args)
     for i, t in zip(where, tangents):
         per_arg[i] = t

@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable
 from dataclasses import dataclass
+from numbers import Number
 
 import numpy as np
 
@@ -23,8 +24,8 @@ from ..autograd.graph import link, saved_version
 from ..autograd.views import make_view
 from ._builtin import BuiltinFunction, namespace_of, new_node
 
-__all__ = ["Overload", "Op", "declare", "dispatch", "ELEMENTWISE", "LINEAR", "FLOAT", "registry",
-           "lookup", "operator_method", "reflected_method", "ops"]
+__all__ = ["Overload", "Op", "declare", "dispatch", "ELEMENTWISE", "LINEAR", "JOINTLY_LINEAR",
+           "FLOAT", "registry", "lookup", "operator_method", "reflected_method", "ops"]
 
 _new = object.__new__
 
@@ -38,6 +39,9 @@ class _Rule(str):
 ELEMENTWISE = _Rule("elementwise")
 # The op is linear in its first argument: its forward applied to the tangent.
 LINEAR = _Rule("linear")
+# The op is linear in its tensor inputs together (index_add, copy): its forward applied to their
+# tangents, zeros standing in for a missing one (and 0 for a number in a tensor input's place).
+JOINTLY_LINEAR = _Rule("jointly linear")
 # Dtype policy of an elementwise kernel: an integer or bool input computes in the default dtype.
 FLOAT = "float"
 
@@ -55,11 +59,14 @@ class Overload(BuiltinFunction):
       to;
     - ``saved_fields``: the tensors backward reads, by name (an argument or an output), each shown
       as ``_saved_<name>``; ``saved_attrs``: the non-tensor values, by argument name, and
-      ``<arg>_sym_sizes`` for the shape of an argument; no ``setup_context`` needs writing;
+      ``<arg>_sym_sizes`` / ``<arg>_dim`` for the shape / number of dims of an argument;
+      ``saved_list``: an argument that is a list of tensors (index's ``indices``), saved tensor
+      by tensor after ``saved_fields`` and shown whole; no ``setup_context`` needs writing;
     - ``non_differentiable``: outputs that get no grad_fn (max's indices);
     - ``is_view``: the result is a view of the first argument (shares its storage and version);
     - ``returns``: the named tuple that a multi-output forward returns;
-    - ``jvp``: ``ELEMENTWISE``, ``LINEAR``, or ``jvp(ctx, *tangents)`` beside ``backward``,
+    - ``jvp``: ``ELEMENTWISE``, ``LINEAR``, ``JOINTLY_LINEAR`` or ``jvp(ctx, *tangents)`` beside
+      ``backward``,
       returning the outputs' tangents (torch's signature: one tangent per forward argument);
     - ``double_backward``: whether backward is itself differentiable (the contract the bridge
       and ext.testing read).
@@ -68,6 +75,7 @@ class Overload(BuiltinFunction):
     args: tuple = ("self",)
     outputs: tuple = ("result",)
     non_differentiable: tuple = ()
+    saved_list: str | None = None
     is_view = False
     returns: type | None = None
     jvp = None
@@ -75,6 +83,7 @@ class Overload(BuiltinFunction):
     # Filled in when the class is made: where each saved value comes from.
     _save_from: tuple = ()
     _attr_from: tuple = ()
+    _list_from: int | None = None
     _edge_pos: tuple = _FIRST
     _linked = 1
     _method = ""  # (set by declare: the Tensor method that runs the op, if it has one)
@@ -85,6 +94,10 @@ class Overload(BuiltinFunction):
         if "node_name" in cls.__dict__:
             cls._plan()
         super()._decorate_node()
+        if cls.saved_list is not None:
+            after = len(cls.saved_fields)
+            setattr(cls._backward_cls, f"_saved_{cls.saved_list}",
+                    property(lambda node: node.saved_tensors[after:]))
 
     @classmethod
     def _plan(cls) -> None:
@@ -92,12 +105,16 @@ class Overload(BuiltinFunction):
         names = {n: i for i, n in enumerate(cls.args)}
         names.update({n: ~i for i, n in enumerate(cls.outputs)})
         cls._save_from = tuple(names[n] for n in cls.saved_fields)
+        if cls.saved_list is not None:
+            cls._list_from = names[cls.saved_list]
         attrs = []
         for name in cls.saved_attrs:
             if name.endswith("_sym_sizes"):
-                attrs.append((name, names[name[: -len("_sym_sizes")]], True))
+                attrs.append((name, names[name[: -len("_sym_sizes")]], "sizes"))
+            elif name not in names and name.endswith("_dim"):
+                attrs.append((name, names[name[: -len("_dim")]], "dim"))
             else:
-                attrs.append((name, names[name], False))
+                attrs.append((name, names[name], ""))
         cls._attr_from = tuple(attrs)
         pos = cls.tensor_positions
         pos = tuple(range(len(cls.args))) if pos is None else tuple(pos)
@@ -112,7 +129,8 @@ class Overload(BuiltinFunction):
     @classmethod
     def saved_values(cls, args: tuple, outputs: tuple) -> tuple:
         """The values ``setup_context`` saves, in ``saved_fields`` order (on any engine)."""
-        return tuple([args[p] if p >= 0 else outputs[~p] for p in cls._save_from])
+        saved = tuple([args[p] if p >= 0 else outputs[~p] for p in cls._save_from])
+        return saved if cls._list_from is None else saved + tuple(args[cls._list_from])
 
     @classmethod
     def ctx_for(cls, args: tuple, outputs: tuple, needs: tuple):
@@ -126,9 +144,9 @@ class Overload(BuiltinFunction):
         ctx._versions = [saved_version(v) if type(v) is Tensor and v._vc is not None else 0
                          for v in saved]
         ctx._nonleaf = 0
-        for name, p, sizes in cls._attr_from:
+        for name, p, kind in cls._attr_from:
             v = args[p] if p >= 0 else outputs[~p]
-            setattr(ctx, name, tuple(v.shape) if sizes else v)
+            setattr(ctx, name, tuple(v.shape) if kind == "sizes" else v.dim() if kind else v)
         return ctx
 
     @classmethod
@@ -144,6 +162,13 @@ class Overload(BuiltinFunction):
             if tangents[0] is None:  # (only a non-linear argument has one: the op is flat)
                 return namespace_of(out).zeros_like(out)
             return cls.forward(tangents[0], *args[1:])
+        if rule is JOINTLY_LINEAR:
+            full = list(args)
+            for p in cls._edge_pos:
+                t, a = tangents[p], args[p]
+                full[p] = t if t is not None else 0 if isinstance(a, Number) else \
+                    namespace_of(a).zeros_like(a)
+            return cls.forward(*full)
         outputs = out if type(out) is tuple else (out,)
         needs = tuple([t is not None for t in tangents])
         if rule is not ELEMENTWISE:
@@ -180,11 +205,14 @@ def _setup_for(cls: type) -> Callable:
         return f"output[{~p}]" if multi else "output"
 
     lines = []
-    if cls._save_from:
-        lines.append(f"ctx.save_for_backward({', '.join(source(p) for p in cls._save_from)})")
-    for name, p, sizes in cls._attr_from:
-        lines.append(f"ctx.{name} = tuple({source(p)}.shape)" if sizes else
-                     f"ctx.{name} = {source(p)}")
+    saved = [source(p) for p in cls._save_from]
+    if cls._list_from is not None:
+        saved.append(f"*{source(cls._list_from)}")
+    if saved:
+        lines.append(f"ctx.save_for_backward({', '.join(saved)})")
+    for name, p, kind in cls._attr_from:
+        lines.append(f"ctx.{name} = tuple({source(p)}.shape)" if kind == "sizes" else
+                     f"ctx.{name} = {source(p)}.dim()" if kind else f"ctx.{name} = {source(p)}")
     body = "\n    ".join(lines or ["pass"])
     namespace: dict = {}
     exec(f"def setup_context(ctx, inputs, output):\n    {body}\n", namespace)  # noqa: S102
@@ -296,7 +324,7 @@ _REGISTRY: dict[str, Op] = {}
 
 def declare(name: str, *overloads: type, function: Callable | None = None,
             kernel: Callable | None = None, dtype: str | None = None,
-            methods: tuple | None = None, functions: tuple | None = None,
+            methods: tuple | dict | None = None, functions: tuple | dict | None = None,
             operator: str | None = None, reflected: tuple | None = None, inplace: str | None = None,
             augmented: str | None = None, torch_op: str = "") -> Callable:
     """Enter the op ``name`` in the registry and return its function.
@@ -304,7 +332,9 @@ def declare(name: str, *overloads: type, function: Callable | None = None,
     ``function`` parses the arguments, runs the kernel and ends in ``dispatch`` with the overload
     it chose; a one-input elementwise op gives ``kernel`` (NumPy, array to array) and ``dtype``
     instead, and its function is made here. ``methods`` and ``functions`` (Tensor methods and
-    ``ext.*`` names) default to ``(name,)``; ``operator`` is a Python operator method (``__pow__``)
+    ``ext.*`` names) default to ``(name,)``; either may map names to functions of their own
+    instead (a method that checks its arguments as torch's does, then calls ``function``, the
+    aten op, which ``ext.ops.aten`` gives); ``operator`` is a Python operator method (``__pow__``)
     and ``reflected`` a ``(name, function)`` pair (``__rpow__``); ``inplace`` and ``augmented``
     name the in-place method (``pow_``) and operator (``__ipow__``): the same op, written into
     its first argument.
@@ -312,16 +342,18 @@ def declare(name: str, *overloads: type, function: Callable | None = None,
     if function is None:
         function = _elementwise(name, overloads[0], kernel, dtype)
     function.__name__ = function.__qualname__ = name
-    table = {m: function for m in ((name,) if methods is None else methods)}
+    table = dict(methods) if isinstance(methods, dict) else {
+        m: function for m in ((name,) if methods is None else methods)}
     torch_op = torch_op or f"aten::{name}"
     for ov in overloads:
-        ov._method = name if name in table else ""
+        ov._method = name if table.get(name) is function else ""
         ov._aten = torch_op[len("aten::"):]
     if operator:
         table[operator] = operator_method(function)
     if reflected:
         table[reflected[0]] = reflected_method(reflected[1])
-    free = {f: function for f in ((name,) if functions is None else functions)}
+    free = dict(functions) if isinstance(functions, dict) else {
+        f: function for f in ((name,) if functions is None else functions)}
     _REGISTRY[name] = Op(name, overloads, function, table, free, inplace, augmented, torch_op)
     return function
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from . import activation, indexing, inplace, linalg, reduction, setitem, shape
+from . import activation, linalg, reduction, shape
 from .pointwise import arithmetic, logical, selection, unary
 from .pointwise.selection import where
 
@@ -304,17 +304,6 @@ def _joined(fn):
     return rule
 
 
-def _fill_tensor(args, out, t):
-    # The old value is overwritten: its tangent is gone, the value's spreads everywhere.
-    return _zeros_like(out) if t[1] is None else t[1].expand(out.shape) + _zeros_like(out)
-
-
-def _copy(args, out, t):
-    if t[1] is None:
-        return _zeros_like(out)
-    return t[1].to(out.dtype).expand(out.shape) + _zeros_like(out)
-
-
 RULES = {
     # arithmetic
     arithmetic.Add: _add, arithmetic.Sub: _sub,
@@ -374,29 +363,6 @@ RULES = {
     linalg.Mm: _mm(lambda a, b: a.mm(b)), linalg.Mv: _mm(lambda a, b: a.mv(b)),
     linalg.Dot: _mm(lambda a, b: a.dot(b), zeros=False),
     linalg.Bmm: _mm(lambda a, b: linalg.bmm(a, b)),
-    # indexing
-    indexing.Alias: lambda a, o, t: t[0],
-    indexing.Select: _linear(indexing.select),
-    indexing.Slice: _linear(indexing._slice),
-    indexing.SelectBackward: _linear(indexing.select_backward),
-    indexing.SliceBackward: _linear(indexing.slice_backward),
-    indexing.Index: lambda a, o, t: indexing._index(t[0], a[1], False),
-    indexing.IndexPut: lambda a, o, t: _sum(
-        t[0], None if t[2] is None else indexing.index_backward(t[2], tuple(a[0].shape), a[1])),
-    indexing.IndexSelect: _linear(indexing.index_select),
-    indexing.IndexAdd: lambda a, o, t: _sum(
-        t[0], None if t[3] is None else indexing.index_select_backward(
-            t[3] * a[4] if a[4] != 1 else t[3], tuple(a[0].shape), a[1], a[2])),
-    indexing.Gather: lambda a, o, t: indexing.gather(t[0], a[1], a[2]),
-    indexing.ScatterAdd: lambda a, o, t: _sum(
-        t[0], None if t[3] is None else indexing.gather_backward(
-            t[3], tuple(a[0].shape), a[1], a[2])),
-    # in-place writes
-    inplace.Zero: _piecewise_constant, inplace.FillScalar: _piecewise_constant,
-    inplace.FillTensor: _fill_tensor, inplace.Copy: _copy,
-    setitem.IndexPut: lambda a, o, t: setitem.index_put(
-        _or_zeros(t[0], a[0]), a[1],
-        _or_zeros(t[2], a[2]) if isinstance(a[2], Tensor) else 0.0, a[3]),
     # softmax family and losses
     activation.Softmax: _softmax, activation.LogSoftmax: _log_softmax,
     activation.Logsumexp: _logsumexp, activation.Addmm: _addmm,

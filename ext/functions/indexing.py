@@ -5,10 +5,12 @@ of NumPy views, one node per step (SelectBackward0, SliceBackward0, UnsqueezeBac
 AliasBackward0 when nothing changes). Index tensors, lists and bools are collected on the way into
 torch's index list and applied at the end as one advanced-indexing copy (IndexBackward0).
 
-Each backward scatters the gradient into zeros. The scatters are ops of their own (torch's
-SelectBackwardBackward0, SliceBackwardBackward0, IndexPutImplBackward0, IndexAddBackward0,
-ScatterAddBackward0) whose backward is the read again, so gradients of any order work. Their fast
-paths take an ext tensor; given a torch tensor they run their ``forward``, which is torch code.
+Each backward scatters the gradient into zeros through a backward op of torch's name
+(``select_backward``, ``slice_backward``, ``_index_put_impl``, ``index_select_backward``,
+``gather_backward``), called as ``namespace_of(grad).ops.aten.<name>`` so that it runs on either
+engine. Their nodes (SelectBackwardBackward0, SliceBackwardBackward0, IndexPutImplBackward0,
+IndexAddBackward0, ScatterAddBackward0) have the read again as their backward, so gradients of
+any order work.
 """
 
 from __future__ import annotations
@@ -19,11 +21,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
-from ._builtin import BuiltinFunction, namespace_of, record
-from .inplace import make_view
-from .shape import Unsqueeze
+from ._builtin import namespace_of
+from ._op import JOINTLY_LINEAR, LINEAR, Overload, declare, dispatch
 
 __all__ = ["getitem", "select", "index_select", "gather", "narrow"]
 
@@ -51,195 +51,141 @@ def _unsigned_property(name: str) -> property:
     return property(get)
 
 
-def _saved_list(node) -> tuple:
-    return node.saved_tensors
+class _Indexing(Overload):
+    """Base of the overloads here: torch reads a saved index, start or end back as an unsigned
+    64-bit integer, as it does a dim (-1 shows as 2**64 - 1)."""
 
-
-class _IndexingFunction(BuiltinFunction):
-    """Base of the ops here: torch reads a saved index, start or end back as an unsigned 64-bit
-    integer, as it does a dim (-1 shows as 2**64 - 1)."""
-
-    # A field that torch exposes as the whole list of saved tensors (``_saved_indices``).
-    saved_list: str | None = None
+    tensor_positions = (0,)
 
     @classmethod
     def _decorate_node(cls) -> None:
         super()._decorate_node()
-        node = cls._backward_cls
         for name in cls.saved_attrs:
             if name in ("index", "start", "end"):
-                setattr(node, f"_saved_{name}", _unsigned_property(name))
-        if cls.saved_list:
-            setattr(node, f"_saved_{cls.saved_list}", property(_saved_list))
+                setattr(cls._backward_cls, f"_saved_{name}", _unsigned_property(name))
 
 
-def _share_version(out: Tensor, x: Tensor) -> Tensor:
-    """Make ``out``, which holds a NumPy view of x's values, a view of x (shared version
-    counter, ``_base``), as torch's views are."""
-    return make_view(out, x)
-
-
-def _view_of(op: type, x: Tensor, data: np.ndarray, args: tuple) -> Tensor:
-    """``data``, a NumPy view of ``x``, as a view tensor with a node of ``op`` when x requires
-    grad."""
-    out = _share_version(wrap(data), x)
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(op, out, (x,), (x, *args))
-    return out
-
-
-def _scattered(op: type, data: np.ndarray, zeros: Tensor | None, src: Tensor,
-               args: tuple) -> Tensor:
-    """The result of a scatter of ``src`` into zeros, recorded when ``src`` requires grad.
-    ``zeros`` is the (gradient-free) tensor scattered into, None when it is not an input."""
-    out = wrap(data)
-    if src._requires_grad and STATE.grad_enabled or STATE.special:
-        record(op, out, (src,) if zeros is None else (zeros, src), args)
-    return out
-
-
-def _zeros(sizes: tuple, dtype) -> Tensor:
+def _zeros(sizes, dtype) -> Tensor:
     # The zeros a scatter writes into are an input of its node; nothing reads them, so a
     # broadcast scalar stands in for a full array.
-    return wrap(np.broadcast_to(np.zeros((), dtype), sizes))
+    return wrap(np.broadcast_to(np.zeros((), dtype), tuple(sizes)))
 
 
 def _colons(dim: int) -> tuple:
     return (_ALL,) * dim
 
 
-def _key(indices) -> tuple:
-    """torch's index list as a Python index: a whole dim for each None."""
-    return tuple(_ALL if i is None else i for i in indices)
-
-
 # ------------------------------------------------------------------------------ basic reads
-class Alias(_IndexingFunction):
+class Alias(_Indexing):
     """``x[...]``: a new tensor over the same values; the gradient passes through."""
 
     node_name = "AliasBackward0"
-
-    @staticmethod
-    def forward(x):
-        return x[...]
+    is_view = True
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
         return grad
 
 
-class Select(_IndexingFunction):
+alias = declare("alias", Alias, function=lambda x: dispatch(Alias, x._data.view(), (x,)),
+                methods=(), functions=())
+
+
+class Select(_Indexing):
     """Entry ``index`` along ``dim`` (``x[i]``): the gradient is zeros with that entry filled."""
 
     node_name = "SelectBackward0"
+    args = ("self", "dim", "index")
     saved_attrs = ("dim", "index", "self_sym_sizes")
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim, index):
-        return x.select(dim, index)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, ctx.dim, ctx.index = inputs
-        ctx.self_sym_sizes = tuple(x.shape)
+    is_view = True
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
-        return select_backward(grad, ctx.self_sym_sizes, ctx.dim, ctx.index), None, None
+        return namespace_of(grad).ops.aten.select_backward(
+            grad, ctx.self_sym_sizes, ctx.dim, ctx.index), None, None
 
 
-class Slice(_IndexingFunction):
+class Slice(_Indexing):
     """``start:end:step`` along ``dim``: the gradient is zeros with the slice filled."""
 
     node_name = "SliceBackward0"
+    args = ("self", "dim", "start", "end", "step")
     saved_attrs = ("dim", "start", "end", "step", "self_sym_sizes")
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim, start, end, step):
-        return x[_colons(dim) + (slice(start, end, step),)]
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, ctx.dim, ctx.start, ctx.end, ctx.step = inputs
-        ctx.self_sym_sizes = tuple(x.shape)
+    is_view = True
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
-        return (slice_backward(grad, ctx.self_sym_sizes, ctx.dim, ctx.start, ctx.end, ctx.step),
-                None, None, None, None)
+        return (namespace_of(grad).ops.aten.slice_backward(
+            grad, ctx.self_sym_sizes, ctx.dim, ctx.start, ctx.end, ctx.step),
+            None, None, None, None)
 
 
-class SelectBackward(_IndexingFunction):
+class SelectBackward(_Indexing):
     """The gradient of a select (zeros of the input's shape, the entry set to ``grad``); its
     own gradient is the select again."""
 
     node_name = "SelectBackwardBackward0"
+    args = ("grad_output", "input_sizes", "dim", "index")
     saved_attrs = ("dim", "index")
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(grad, sizes, dim, index):
-        return grad.new_zeros(sizes).select_scatter(grad, dim, index)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        _, _, ctx.dim, ctx.index = inputs
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
         return grad.select(ctx.dim, ctx.index), None, None, None
 
 
-class SliceBackward(_IndexingFunction):
+class SliceBackward(_Indexing):
     """The gradient of a slice (zeros of the input's shape, the slice set to ``grad``); its own
     gradient is the slice again."""
 
     node_name = "SliceBackwardBackward0"
+    args = ("grad_output", "input_sizes", "dim", "start", "end", "step")
     saved_attrs = ("dim", "start", "end", "step")
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(grad, sizes, dim, start, end, step):
-        return grad.new_zeros(sizes).slice_scatter(grad, dim, start, end, step)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        _, _, ctx.dim, ctx.start, ctx.end, ctx.step = inputs
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
-        if type(grad) is Tensor:
-            g = _slice(grad, ctx.dim, ctx.start, ctx.end, ctx.step)
-        else:
-            g = grad[_colons(ctx.dim) + (slice(ctx.start, ctx.end, ctx.step),)]
-        return g, None, None, None, None, None
+        return (namespace_of(grad).ops.aten.slice(grad, ctx.dim, ctx.start, ctx.end, ctx.step),
+                None, None, None, None, None)
 
 
-def select_backward(grad, sizes: tuple, dim: int, index: int):
-    """Zeros of shape ``sizes`` with entry ``index`` along ``dim`` set to ``grad``."""
-    if type(grad) is not Tensor:
-        return SelectBackward.forward(grad, sizes, dim, index)
-    g = grad._data
-    out = np.zeros(sizes, g.dtype)
-    out[_colons(dim % len(sizes)) + (index, ...)] = g
-    return _scattered(SelectBackward, out, None, grad, (grad, sizes, dim, index))
+def _select_backward(grad_output: Tensor, input_sizes, dim: int, index: int) -> Tensor:
+    """Zeros of shape ``input_sizes`` with entry ``index`` along ``dim`` set to the gradient."""
+    g = grad_output._data
+    out = np.zeros(input_sizes, g.dtype)
+    out[_colons(dim % len(input_sizes)) + (index, ...)] = g
+    return dispatch(SelectBackward, out, (grad_output, input_sizes, dim, index))
 
 
-def slice_backward(grad, sizes: tuple, dim: int, start: int, end: int, step: int):
-    """Zeros of shape ``sizes`` with ``start:end:step`` along ``dim`` set to ``grad``."""
-    if type(grad) is not Tensor:
-        return SliceBackward.forward(grad, sizes, dim, start, end, step)
-    g = grad._data
-    out = np.zeros(sizes, g.dtype)
+def _slice_backward(grad_output: Tensor, input_sizes, dim: int, start: int, end: int,
+                    step: int) -> Tensor:
+    """Zeros of shape ``input_sizes`` with ``start:end:step`` along ``dim`` set to the
+    gradient."""
+    g = grad_output._data
+    out = np.zeros(input_sizes, g.dtype)
     out[_colons(dim) + (slice(start, end, step),)] = g
-    return _scattered(SliceBackward, out, None, grad, (grad, sizes, dim, start, end, step))
+    return dispatch(SliceBackward, out, (grad_output, input_sizes, dim, start, end, step))
 
 
-def _slice(x: Tensor, dim: int, start: int, end: int, step: int) -> Tensor:
-    return _view_of(Slice, x, x._data[_colons(dim) + (slice(start, end, step),)],
-                 (dim, start, end, step))
+select_backward = declare("select_backward", SelectBackward, function=_select_backward,
+                          methods=(), functions=())
+slice_backward = declare("slice_backward", SliceBackward, function=_slice_backward, methods=(),
+                         functions=())
+
+
+def _slice(x: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,
+           step: int = 1) -> Tensor:
+    """aten's ``slice``: ``start:end:step`` along ``dim``, as a view."""
+    pos = _wrap_dim(dim, x._data.ndim)
+    start, end, step = _slice_args(slice(start, end, step))
+    return dispatch(Slice, x._data[_colons(pos) + (slice(start, end, step),)],
+                    (x, dim, start, end, step))
+
+
+slice_ = declare("slice", Slice, function=_slice, methods=(), functions=())
 
 
 def _select_error(index: int, real_dim: int, size: int) -> Exception:
@@ -248,7 +194,7 @@ def _select_error(index: int, real_dim: int, size: int) -> Exception:
     return IndexError(f"index {index} is out of bounds for dimension {real_dim} with size {size}")
 
 
-def select(x: Tensor, dim: int, index: int) -> Tensor:
+def _select(x: Tensor, dim: int, index: int) -> Tensor:
     """Entry ``index`` along ``dim``, as a view without that dim."""
     d = x._data
     if not d.ndim:
@@ -258,7 +204,10 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
     if not -d.shape[pos] <= index < d.shape[pos]:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(d.shape)} at dimension {pos}")
-    return _view_of(Select, x, d[_colons(pos) + (index, ...)], (dim, index))
+    return dispatch(Select, d[_colons(pos) + (index, ...)], (x, dim, index))
+
+
+select = declare("select", Select, function=_select)
 
 
 def _slice_bound(value) -> int:
@@ -281,60 +230,45 @@ def _slice_args(s: slice) -> tuple:
 
 
 # ------------------------------------------------------------------------------ advanced reads
-class Index(_IndexingFunction):
+class Index(_Indexing):
     """``x[indices]`` with index tensors (advanced indexing, a copy): the gradient adds each
     element of grad where it was read, so repeated indices accumulate."""
 
     node_name = "IndexBackward0"
+    args = ("self", "indices")
+    saved_list = "indices"
     saved_attrs = ("self_sym_sizes",)
-    saved_list = "indices"
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, indices):
-        return x[_key(indices)]
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, indices = inputs
-        ctx.save_for_backward(*indices)
-        ctx.self_sym_sizes = tuple(x.shape)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return index_backward(grad, ctx.self_sym_sizes, ctx.saved_tensors), None
-
-
-class IndexPut(_IndexingFunction):
-    """``x.index_put(indices, values, accumulate=True)``, out of place: the gradient of
-    ``Index``. Its own gradients are grad (for ``x``) and the read ``grad[indices]``."""
-
-    node_name = "IndexPutImplBackward0"
-    saved_attrs = ("accumulate",)
-    saved_list = "indices"
-    tensor_positions = (0, 2)
-
-    @staticmethod
-    def forward(x, indices, values):
-        # torch's index_put takes no None (whole dim) entries: put through the flat positions
-        # that x[indices] reads instead.
-        where = namespace_of(x).arange(x.numel()).reshape(x.shape)[_key(indices)]
-        flat = x.reshape(-1).index_put((where.reshape(-1),),
-                                       values.expand_as(where).reshape(-1), accumulate=True)
-        return flat.reshape(x.shape)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs[1])
-        ctx.accumulate = True
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
         indices = ctx.saved_tensors
-        values = None
+        return namespace_of(grad).ops.aten._index_put_impl(
+            grad.new_zeros(ctx.self_sym_sizes), indices, grad, True, True), None
+
+
+class IndexPutImpl(_Indexing):
+    """``_index_put_impl(x, indices, values, accumulate, unsafe)``, out of place: the gradient
+    of ``Index``. Its own gradients are grad (for ``x``) and the read ``grad[indices]``."""
+
+    node_name = "IndexPutImplBackward0"
+    args = ("self", "indices", "values", "accumulate", "unsafe")
+    tensor_positions = (0, 2)
+    saved_list = "indices"
+    saved_attrs = ("accumulate",)
+    jvp = JOINTLY_LINEAR
+
+    @staticmethod
+    def backward(ctx, grad):
+        indices = ctx.saved_tensors
+        ns = namespace_of(grad)
+        gx = gv = None
+        if ctx.needs_input_grad[0]:
+            gx = grad if ctx.accumulate else \
+                ns.ops.aten.index_put(grad, indices, grad.new_zeros(()))
         if ctx.needs_input_grad[2]:
-            values = _index(grad, indices, False) if type(grad) is Tensor else grad[_key(indices)]
-        return grad if ctx.needs_input_grad[0] else None, None, values
+            gv = ns.ops.aten.index(grad, indices)
+        return gx, None, gv, None, None
 
 
 def _sequence_as_tuple(index) -> bool:
@@ -487,40 +421,43 @@ def numpy_key(shape: tuple, indices, validate: bool = True, bounds: bool = True)
     return tuple(key), unique
 
 
-def _index(x: Tensor, indices: tuple, validate: bool = True) -> Tensor:
-    """``x[indices]`` for torch's index list (tensors, None for a whole dim): one copy."""
+def _index(x: Tensor, indices, validate: bool = True) -> Tensor:
+    """aten's ``index``: ``x[indices]`` for torch's index list (tensors, None for a whole dim),
+    one copy."""
+    indices = tuple(indices)
     key, _ = numpy_key(x._data.shape, indices, validate)
-    return _index_result(x, take(x._data, key), indices)
+    return dispatch(Index, take(x._data, key), (x, indices))
 
 
-def _index_result(x: Tensor, data: np.ndarray, indices: tuple) -> Tensor:
-    out = wrap(data)
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(Index, out, (x,), (x, indices))
-    return out
+index = declare("index", Index, function=_index, methods=(), functions=())
 
 
-def index_backward(grad, sizes: tuple, indices: tuple):
-    """Zeros of shape ``sizes`` plus ``grad`` at ``indices`` (repeated indices add up)."""
-    if type(grad) is not Tensor:
-        return IndexPut.forward(grad.new_zeros(sizes), indices, grad)
-    g = grad._data
-    key, unique = numpy_key(sizes, indices, False)
-    out = np.zeros(sizes, g.dtype)
+def _index_put_impl(x: Tensor, indices, values: Tensor, accumulate: bool = False,
+                    unsafe: bool = False) -> Tensor:
+    """A copy of ``x`` with ``values`` written (or added) at ``x[indices]``."""
+    indices = tuple(indices)
+    d, v = x._data, values._data
+    key, unique = numpy_key(d.shape, indices, False)
+    out = np.array(d)
     # When nothing was read there is nothing to add (and the indices may be out of range),
     # unless the saved indices were changed since (through saved-tensor hooks or ``.data``,
     # which no version check sees): then they are checked as torch's index_put_ does.
-    if g.size or np.prod(_result_shape(sizes, key)):
+    if v.size or np.prod(_result_shape(d.shape, key)):
         try:
-            if unique:
-                out[key] = g
+            if not accumulate:
+                out[key] = v
+            elif unique:
+                out[key] += v
             else:
-                np.add.at(out, key, g)
+                np.add.at(out, key, v)
         except (ValueError, IndexError):
-            _check_put(sizes, key, g.shape)
+            _check_put(d.shape, key, v.shape)
             raise
-    zeros = _zeros(sizes, g.dtype)
-    return _scattered(IndexPut, out, zeros, grad, (zeros, indices, grad))
+    return dispatch(IndexPutImpl, out, (x, indices, values, accumulate, unsafe))
+
+
+index_put_impl = declare("_index_put_impl", IndexPutImpl, function=_index_put_impl, methods=(),
+                         functions=())
 
 
 def _check_put(sizes: tuple, key: tuple, values_shape: tuple) -> None:
@@ -593,7 +530,7 @@ def _getitem_tuple(x: Tensor, index: tuple, for_write: bool = False):
             dim += 1
         elif obj is None or t is bool:
             cur = np.expand_dims(cur, _wrap_dim(dim, cur.ndim + 1))
-            steps.append((Unsqueeze, (dim,), cur))
+            steps.append((None, (dim,), cur))  # (unsqueeze)
             if t is bool:
                 covered = _put_index(indices, covered, dim, _bool_index(bool(obj)))
             dim += 1
@@ -606,9 +543,9 @@ def _getitem_tuple(x: Tensor, index: tuple, for_write: bool = False):
         return _chain(x, steps), tuple(indices)
     if indices:
         key, _ = numpy_key(cur.shape, indices)
-        return _index_result(_chain(x, steps), take(cur, key), tuple(indices))
+        return dispatch(Index, take(cur, key), (_chain(x, steps), tuple(indices)))
     if not steps:
-        return _view_of(Alias, x, d.view(), ())
+        return dispatch(Alias, d.view(), (x,))
     return _chain(x, steps)
 
 
@@ -622,13 +559,9 @@ def _put_index(indices: list, covered: int, dim: int, tensor: Tensor) -> int:
 
 
 def _chain(x: Tensor, steps: list) -> Tensor:
-    """The tensor after the basic steps: one node per step when recording, else the last view."""
-    if not steps:
-        return x
-    if not (x._requires_grad and STATE.grad_enabled or STATE.special):
-        return _share_version(wrap(steps[-1][2]), x)
+    """The tensor after the basic steps, one view (and node, when recording) per step."""
     for op, args, data in steps:
-        x = _view_of(op, x, data, args)
+        x = x.unsqueeze(*args) if op is None else dispatch(op, data, (x, *args))
     return x
 
 
@@ -659,17 +592,17 @@ def getitem(x: Tensor, index) -> Tensor:
             raise IndexError(_ZERO_DIM) if index == 0 else _select_error(index, 0, 0)
         if not -d.shape[0] <= index < d.shape[0]:
             raise _select_error(index, 0, d.shape[0])
-        return _view_of(Select, x, d[index, ...], (0, index))
+        return dispatch(Select, d[index, ...], (x, 0, index))
     if t is slice:
         start, end, step = _slice_args(index)
         if not x._data.ndim:
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-        return _view_of(Slice, x, x._data[start:end:step], (0, start, end, step))
+        return dispatch(Slice, x._data[start:end:step], (x, 0, start, end, step))
     if t is not tuple and t is not Tensor:
         if index is None:
-            return _view_of(Unsqueeze, x, x._data[None], (0,))
+            return x.unsqueeze(0)
         if index is Ellipsis:
-            return _view_of(Alias, x, x._data.view(), ())
+            return dispatch(Alias, x._data.view(), (x,))
         if isinstance(index, np.integer):
             return getitem(x, int(index))
         index = tuple(index) if _sequence_as_tuple(index) else (index,)
@@ -677,48 +610,36 @@ def getitem(x: Tensor, index) -> Tensor:
 
 
 # ------------------------------------------------------------------------------ index_select
-class IndexSelect(_IndexingFunction):
+class IndexSelect(_Indexing):
     """Entries ``index`` along ``dim``: the gradient adds grad back at those entries."""
 
     node_name = "IndexSelectBackward0"
+    args = ("self", "dim", "index")
     saved_fields = ("index",)
     saved_attrs = ("dim", "self_sym_sizes")
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim, index):
-        return x.index_select(dim, index)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, ctx.dim, index = inputs
-        ctx.save_for_backward(index)
-        ctx.self_sym_sizes = tuple(x.shape)
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
-        return index_select_backward(grad, ctx.self_sym_sizes, ctx.dim, index), None, None
+        return namespace_of(grad).ops.aten.index_select_backward(
+            grad, ctx.self_sym_sizes, ctx.dim, index), None, None
 
 
-class IndexAdd(_IndexingFunction):
+class IndexAdd(_Indexing):
     """``x.index_add(dim, index, source, alpha=alpha)``: the gradient of ``IndexSelect``. Its
     own gradients are grad (for ``x``) and ``alpha * grad.index_select(dim, index)``."""
 
     node_name = "IndexAddBackward0"
+    args = ("self", "dim", "index", "source", "alpha")
+    tensor_positions = (0, 3)
     saved_fields = ("index", "source")
     saved_attrs = ("alpha", "dim", "source_dim")
-    tensor_positions = (0, 3)
+    jvp = JOINTLY_LINEAR
 
     @staticmethod
     def forward(x, dim, index, source, alpha=1):
-        return x.index_add(dim, index, source, alpha=alpha)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        _, ctx.dim, index, source, ctx.alpha = inputs
-        ctx.source_dim = source.dim()
-        ctx.save_for_backward(index, source if ctx.needs_input_grad[3] else None)
+        return namespace_of(x).ops.aten.index_add(x, dim, index, source, alpha=alpha)
 
     @staticmethod
     def backward(ctx, grad):
@@ -741,7 +662,7 @@ def _check_index_arg(fn: str, index) -> None:
                         f"{type(index).__name__}")
 
 
-def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+def _index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries ``index`` (a vector of int64 or int32) along ``dim``, as a copy."""
     _check_index_arg("index_select", index)
     d, idx = x._data, index._data
@@ -762,68 +683,68 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
                                f"axis_dim={size}")
         raise IndexError("index out of range in self")
     data = np.take(d, idx.reshape(-1), axis=pos) if d.ndim else d.copy()
-    out = wrap(data)
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(IndexSelect, out, (x,), (x, dim, index))
-    return out
+    return dispatch(IndexSelect, data, (x, dim, index))
 
 
-def index_select_backward(grad, sizes: tuple, dim: int, index):
-    """Zeros of shape ``sizes`` plus ``grad`` at entries ``index`` along ``dim``."""
-    if type(grad) is not Tensor:
-        return IndexAdd.forward(grad.new_zeros(sizes), dim, index, grad)
-    g = grad._data
-    out = np.zeros(sizes, g.dtype)
+index_select = declare("index_select", IndexSelect, function=_index_select)
+
+
+def _index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """aten's ``index_add``: a copy of ``x`` with ``alpha * source`` added at entries ``index``
+    along ``dim``."""
+    out = np.array(x._data)
+    s = source._data if alpha == 1 else source._data * alpha
     if out.ndim:
-        np.add.at(out, _colons(_wrap_dim(dim, out.ndim)) + (index._data.reshape(-1),), g)
+        np.add.at(out, _colons(_wrap_dim(dim, out.ndim)) + (index._data.reshape(-1),), s)
     else:
-        out[...] = g
-    zeros = _zeros(sizes, g.dtype)
-    return _scattered(IndexAdd, out, zeros, grad, (zeros, dim, index, grad, 1))
+        out += s.reshape(())
+    return dispatch(IndexAdd, out, (x, dim, index, source, alpha))
+
+
+index_add = declare("index_add", IndexAdd, function=_index_add, methods=(), functions=())
+
+
+def _index_select_backward(grad: Tensor, self_sizes, dim: int, index: Tensor) -> Tensor:
+    """Zeros of shape ``self_sizes`` plus ``grad`` at entries ``index`` along ``dim``."""
+    return _index_add(_zeros(self_sizes, grad._data.dtype), dim, index, grad)
+
+
+index_select_backward = declare("index_select_backward", function=_index_select_backward,
+                                methods=(), functions=())
 
 
 # ------------------------------------------------------------------------------ gather
-class Gather(_IndexingFunction):
+class Gather(_Indexing):
     """``out[i][j] = x[index[i][j]][j]`` (for dim 0): the gradient adds grad back where each
     element was read."""
 
     node_name = "GatherBackward0"
+    args = ("self", "dim", "index", "sparse_grad")
     saved_fields = ("self", "index")
     saved_attrs = ("dim", "sparse_grad")
-    tensor_positions = (0,)
+    jvp = LINEAR
 
     @staticmethod
     def forward(x, dim, index, sparse_grad=False):
         return x.gather(dim, index, sparse_grad=sparse_grad)
 
     @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, ctx.dim, index, ctx.sparse_grad = inputs
-        ctx.save_for_backward(x, index)
-
-    @staticmethod
     def backward(ctx, grad):
         x, index = ctx.saved_tensors
-        return gather_backward(grad, tuple(x.shape), ctx.dim, index), None, None, None
+        return namespace_of(grad).ops.aten.gather_backward(
+            grad, x, ctx.dim, index, ctx.sparse_grad), None, None, None
 
 
-class ScatterAdd(_IndexingFunction):
+class ScatterAdd(_Indexing):
     """``x.scatter_add(dim, index, src)``: the gradient of ``Gather``. Its own gradients are
     grad (for ``x``) and ``grad.gather(dim, index)`` (for ``src``)."""
 
     node_name = "ScatterAddBackward0"
+    args = ("self", "dim", "index", "src")
+    tensor_positions = (0, 3)
     saved_fields = ("index",)
     saved_attrs = ("dim",)
-    tensor_positions = (0, 3)
-
-    @staticmethod
-    def forward(x, dim, index, src):
-        return x.scatter_add(dim, index, src)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        _, ctx.dim, index, _ = inputs
-        ctx.save_for_backward(index)
+    jvp = JOINTLY_LINEAR
 
     @staticmethod
     def backward(ctx, grad):
@@ -840,7 +761,7 @@ def _along(index: np.ndarray, dim: int) -> tuple:
     return tuple(grids)
 
 
-def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+def _gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """Values of ``x`` along ``dim`` at ``index``, one per element of ``index``. ext has no
     sparse tensors: the gradient is dense whatever ``sparse_grad`` says."""
     _check_index_arg("gather", index)
@@ -863,23 +784,36 @@ def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> 
     if bad.any():
         raise RuntimeError(f"index {ix[bad][0]} is out of bounds for dimension {pos} with size "
                            f"{size}")
-    out = wrap(src[_along(ix, pos)].reshape(idx.shape))
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(Gather, out, (x,), (x, dim, index, sparse_grad))
-    return out
+    return dispatch(Gather, src[_along(ix, pos)].reshape(idx.shape), (x, dim, index, sparse_grad))
 
 
-def gather_backward(grad, sizes: tuple, dim: int, index):
-    """Zeros of shape ``sizes`` plus each element of ``grad`` where gather read it."""
-    if type(grad) is not Tensor:
-        return ScatterAdd.forward(grad.new_zeros(sizes), dim, index, grad)
-    g, idx = grad._data, index._data
-    out = np.zeros(sizes, g.dtype)
+gather = declare("gather", Gather, function=_gather)
+
+
+def _scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """aten's ``scatter_add``: a copy of ``x`` with each element of ``src`` (as far as
+    ``index`` reaches) added at its place along ``dim`` given by ``index``."""
+    out = np.array(x._data)
     flat = out.reshape(-1) if not out.ndim else out
+    idx = index._data
     ix = idx.reshape(-1) if not idx.ndim else idx
-    np.add.at(flat, _along(ix, _wrap_dim(dim, flat.ndim)), g.reshape(ix.shape))
-    zeros = _zeros(sizes, g.dtype)
-    return _scattered(ScatterAdd, out, zeros, grad, (zeros, dim, index, grad))
+    s = src._data.reshape(-1) if not src._data.ndim else src._data
+    np.add.at(flat, _along(ix, _wrap_dim(dim, flat.ndim)), s[tuple(slice(n) for n in ix.shape)])
+    return dispatch(ScatterAdd, out, (x, dim, index, src))
+
+
+scatter_add = declare("scatter_add", ScatterAdd, function=_scatter_add, methods=(), functions=())
+
+
+def _gather_backward(grad: Tensor, self: Tensor, dim: int, index: Tensor,
+                     sparse_grad: bool) -> Tensor:
+    """Zeros of self's shape plus each element of ``grad`` where gather read it."""
+    return _scatter_add(_zeros(self._data.shape, grad._data.dtype), dim, index, grad)
+
+
+gather_backward = declare("gather_backward", function=_gather_backward, methods=(),
+                          functions=())
+
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -898,10 +832,11 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     if length < 0 or start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({size}).")
-    return _slice(x, pos, start, start + length, 1)
+    return dispatch(Slice, d[_colons(pos) + (slice(start, start + length),)],
+                    (x, pos, start, start + length, 1))
 
-
-METHODS = {"__getitem__": getitem, "select": select, "index_select": index_select,
-           "gather": gather, "narrow": narrow}
-FUNCTIONS = {"select": select, "index_select": index_select, "gather": gather,
-             "narrow": narrow}
+narrow = declare("narrow", function=narrow)
+getitem = declare("getitem", function=getitem, methods=("__getitem__",), functions=())
+# (every op of this module is declared)
+METHODS: dict = {}
+FUNCTIONS: dict = {}

@@ -32,7 +32,8 @@ from ..autograd.views import (  # noqa: F401 - the view machinery, re-exported f
     point_saved_outputs,
     refresh_view,
 )
-from ._builtin import BuiltinFunction, namespace_of, record
+from ._builtin import namespace_of
+from ._op import ELEMENTWISE, JOINTLY_LINEAR, Overload, declare, dispatch
 from .pointwise._common import broadcast_error
 
 __all__ = ["apply_inplace", "check_inplace", "make_view", "MULTI_OUTPUT", "methods"]
@@ -337,14 +338,11 @@ def _saved_outputs_follow_view(node: Node, t: Tensor) -> None:
 
 
 # ---------------------------------------------------------------------------------- fill, copy
-class Zero(BuiltinFunction):
+class Zero(Overload):
     """zero_(): the old value does not matter, so its gradient is zero."""
 
     node_name = "ZeroBackward0"
-
-    @staticmethod
-    def forward(x):
-        return x.zero_()
+    jvp = ELEMENTWISE  # zeros
 
     @staticmethod
     def backward(ctx, grad):
@@ -355,25 +353,20 @@ class FillScalar(Zero):
     """fill_(number)."""
 
     node_name = "FillBackward2"
+    args = ("self", "value")
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, value):
-        return x.fill_(value)
 
     @staticmethod
     def backward(ctx, grad):
         return namespace_of(grad).zeros_like(grad), None
 
 
-class FillTensor(BuiltinFunction):
+class FillTensor(Overload):
     """fill_(0-d tensor): the value gets the sum of the gradient."""
 
     node_name = "FillBackward3"
-
-    @staticmethod
-    def forward(x, value):
-        return x.fill_(value)
+    args = ("self", "value")
+    jvp = JOINTLY_LINEAR  # the value's tangent, everywhere
 
     @staticmethod
     def backward(ctx, grad):
@@ -381,39 +374,31 @@ class FillTensor(BuiltinFunction):
                 grad.sum() if ctx.needs_input_grad[1] else None)
 
 
-class Copy(BuiltinFunction):
-    """copy_(src): the gradient goes to src (summed to its shape, in its dtype)."""
+class Copy(Overload):
+    """copy_(src): the gradient goes to src (summed to its shape and cast to its dtype, as the
+    engine does for every input)."""
 
     node_name = "CopyBackwards"
-    ctx_attrs = ("src_dtype",)
+    args = ("self", "src")
+    jvp = JOINTLY_LINEAR  # src's tangent, broadcast and cast
 
     @staticmethod
     def forward(x, src):
-        return x.copy_(src)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.src_dtype = inputs[1].dtype
+        # (torch's functional aten.copy has no derivative: the copy into a clone, of the same
+        # value, has)
+        return x.clone().copy_(src)
 
     @staticmethod
     def backward(ctx, grad):
         return (namespace_of(grad).zeros_like(grad) if ctx.needs_input_grad[0] else None,
-                grad.to(ctx.src_dtype) if ctx.needs_input_grad[1] else None)
+                grad if ctx.needs_input_grad[1] else None)
 
 
 Copy._backward_cls.name = lambda self: "ext::autograd::CopyBackwards"
 
 
-def _constant(op: type, x: Tensor, data: np.ndarray, edges: tuple, args: tuple) -> Tensor:
-    out = wrap(data)
-    if STATE.grad_enabled and data.dtype.kind == "f" and any(
-            e is not None and e._requires_grad for e in edges) or STATE.special:
-        record(op, out, edges, args)
-    return out
-
-
 def _zeroed(x: Tensor) -> Tensor:
-    return _constant(Zero, x, np.zeros_like(x._data), (x,), (x,))
+    return dispatch(Zero, np.zeros_like(x._data), (x,))
 
 
 def _filled(x: Tensor, value) -> Tensor:
@@ -423,13 +408,12 @@ def _filled(x: Tensor, value) -> Tensor:
                                f"{value._data.ndim} dimensions.")
         if _repeats_elements(x._data):  # (only a number fills without this check)
             raise RuntimeError(_INTERNAL_OVERLAP)
-        data = np.full_like(x._data, value._data)
-        return _constant(FillTensor, x, data, (x, value), (x, value))
+        return dispatch(FillTensor, np.full_like(x._data, value._data), (x, value))
     if not isinstance(value, (int, float, bool, np.generic)):
         raise TypeError(f"fill_() received an invalid combination of arguments - got "
                         f"({type(value).__name__})")
-    data = np.full_like(x._data, fill_number(value, x._data.dtype))
-    return _constant(FillScalar, x, data, (x,), (x, value))
+    return dispatch(FillScalar, np.full_like(x._data, fill_number(value, x._data.dtype)),
+                    (x, value))
 
 
 # fill_ reads its value before writing, so the value may be an element of the tensor.
@@ -452,8 +436,12 @@ def _copied(x: Tensor, src: Tensor) -> Tensor:
         if shape != xd.shape:
             raise RuntimeError(f"output with shape {list(xd.shape)} doesn't match the broadcast "
                                f"shape {list(shape)}")
-    data = np.broadcast_to(sd, xd.shape).astype(xd.dtype)
-    return _constant(Copy, x, data, (x, src), (x, src))
+    return dispatch(Copy, np.broadcast_to(sd, xd.shape).astype(xd.dtype), (x, src))
+
+
+declare("zero", Zero, function=_zeroed, methods=(), functions=(), inplace="zero_")
+declare("fill", FillScalar, FillTensor, function=_filled, methods=(), functions=(), inplace="fill_")
+declare("copy", Copy, function=_copied, methods=(), functions=(), inplace="copy_")
 
 
 # ---------------------------------------------------------------------------------- methods
@@ -512,7 +500,6 @@ def methods() -> dict:
         "round_": pw.round, "sign_": pw.sign, "reciprocal_": pw.reciprocal,
         "log1p_": pw.log1p, "expm1_": pw.expm1, "rsqrt_": pw.rsqrt,
         "nan_to_num_": pw.nan_to_num, "masked_fill_": masked_fill_,
-        "zero_": _zeroed, "fill_": _filled, "copy_": _copied,
         "scatter_": scatter, "cumprod_": cumprod_,
     }
     _DIRECT.update({pw.add: np.add, pw.sub: np.subtract, pw.mul: np.multiply,

@@ -11,10 +11,9 @@ import numpy as np
 
 from .._dtype import FROM_NUMPY
 from .._factories import fill_number
-from .._state import STATE
 from .._tensor import Tensor, wrap
-from ._builtin import BuiltinFunction, record
-from .indexing import check_bounds, check_mask, numpy_key, slicing, take
+from ._op import declare, dispatch
+from .indexing import IndexPutImpl, check_bounds, check_mask, numpy_key, slicing, take
 from .inplace import (
     apply_inplace,
     check_inplace,
@@ -39,41 +38,19 @@ def _is_advanced(index) -> bool:
     return False
 
 
-class IndexPut(BuiltinFunction):
+class IndexPut(IndexPutImpl):
     """``x.index_put(indices, values, accumulate)``: values' gradient is grad at the written
     places; x's is grad with those places zeroed (unless accumulating)."""
 
     node_name = "IndexPutBackward0"
-    saved_attrs = ("accumulate",)
-    tensor_positions = (0, 2)
-
-    @staticmethod
-    def forward(x, index, values, accumulate=False):
-        out = x.clone()
-        out[index] = values
-        return out
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        # The index tensors are saved (freed by backward, as torch's), None for a whole dim.
-        ctx.save_for_backward(*(None if type(i) is slice else i for i in inputs[1]))
-        ctx.accumulate = inputs[3]
+    args = ("self", "indices", "values", "accumulate")
 
     @staticmethod
     def backward(ctx, grad):
         # torch: accumulate ? grad : grad.index_put(indices, zeros_like(values)) for x, and
-        # grad.index(indices) for values (whose backward adds up repeated indices).
-        indices = ctx.saved_tensors
-        gx = gv = None
-        if ctx.needs_input_grad[0]:
-            # (aten's index_put, which takes None for a whole dim; the method refuses it)
-            gx = grad if ctx.accumulate else index_put(grad, indices, grad.new_zeros(()))
-        if ctx.needs_input_grad[2]:
-            gv = grad[tuple(slice(None) if i is None else i for i in indices)]
-        return gx, None, gv, None
-
-
-IndexPut._backward_cls._saved_indices = property(lambda node: node.saved_tensors)
+        # grad.index(indices) for values (whose backward adds up repeated indices), as
+        # _index_put_impl's
+        return IndexPutImpl.backward(ctx, grad)[:4]
 
 
 def _fill_mask(x: Tensor, index, values, accumulate: bool):
@@ -112,17 +89,15 @@ def _index_put_overlap(x: Tensor, inputs) -> None:
 
 def index_put(x: Tensor, index, values, accumulate: bool = False) -> Tensor:
     """A copy of ``x`` with ``values`` written (or added) at ``x[index]`` (a None in ``index``
-    stands for a whole dim, as in torch's index lists)."""
-    if type(index) is tuple and any(i is None for i in index):
-        index = tuple(slice(None) if i is None else i for i in index)
+    stands for a whole dim, as in torch's index lists): aten's ``index_put``."""
+    index = tuple(index)
     mask = _fill_mask(x, index, values, accumulate)
     if mask is not None:
         return _masked_fill(x, index, mask, values)
     # torch's order: the index tensors' shapes, the value's shape, its dtype, then the range
     # of the indices
     shape = x._data.shape
-    key, _ = numpy_key(shape, tuple(None if type(i) is slice else i for i in index),
-                       bounds=False)
+    key, _ = numpy_key(shape, index, bounds=False)
     positions = take(np.arange(x._data.size).reshape(shape), key)
     src = values._data if type(values) is Tensor else np.asarray(values)
     try:
@@ -143,13 +118,7 @@ def index_put(x: Tensor, index, values, accumulate: bool = False) -> Tensor:
         np.add.at(flat, positions.reshape(-1), src.reshape(-1))
     else:
         flat[positions.reshape(-1)] = src.reshape(-1)
-    out = wrap(flat.reshape(d.shape))
-    if STATE.grad_enabled and d.dtype.kind == "f" and (
-            x._requires_grad or (type(values) is Tensor and values._requires_grad)) \
-            or STATE.special:
-        record(IndexPut, out, (x, values if type(values) is Tensor else None),
-               (x, index, values, accumulate))
-    return out
+    return dispatch(IndexPut, flat.reshape(d.shape), (x, index, values, accumulate))
 
 
 index_put.writes_through_aliases = True
@@ -164,11 +133,7 @@ def _masked_fill(x: Tensor, index, mask: Tensor, values: Tensor) -> Tensor:
     pos = next(k for k, i in enumerate(index) if i is mask)
     where = m.reshape((1,) * pos + m.shape + (1,) * (d.ndim - pos - m.ndim))
     d[np.broadcast_to(where, d.shape)] = fill_number(values._data.item(), d.dtype)
-    out = wrap(d)
-    if STATE.grad_enabled and d.dtype.kind == "f" and (x._requires_grad or values._requires_grad) \
-            or STATE.special:
-        record(IndexPut, out, (x, values), (x, index, values, False))
-    return out
+    return dispatch(IndexPut, d, (x, index, values, False))
 
 
 def setitem(x: Tensor, index, value) -> None:
@@ -205,9 +170,8 @@ def setitem(x: Tensor, index, value) -> None:
         raise RuntimeError("unsupported operation: some elements of the input tensor and the "
                            "written-to tensor refer to a single memory location. Please clone() "
                            "the tensor before performing the operation.")
-    key = tuple(slice(None) if i is None else i for i in indices)
     warn_expanded(sliced, "index_put_", "tensor[indices] = tensor")
-    apply_inplace(sliced, index_put, key, value)
+    apply_inplace(sliced, index_put, indices, value)
 
 
 def _drop_leading_ones(shape: tuple) -> tuple:
@@ -277,5 +241,10 @@ def _index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     return index_put(x, tuple(indices), values, accumulate)
 
 
-METHODS = {"__setitem__": setitem, "index_put_": _index_put_, "index_put": _index_put}
-FUNCTIONS = {"index_put": _index_put}
+index_put = declare("index_put", IndexPut, function=index_put,
+                    methods={"index_put": _index_put, "index_put_": _index_put_},
+                    functions={"index_put": _index_put})
+setitem = declare("setitem", function=setitem, methods=("__setitem__",), functions=())
+# (every op of this module is declared)
+METHODS: dict = {}
+FUNCTIONS: dict = {}

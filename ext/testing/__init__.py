@@ -35,6 +35,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._factories import tensor
+from .._tensor import Tensor
+from ..autograd import grad
+
 __all__ = ["check", "assert_parity", "saved_bytes", "ParityReport", "CHECKS"]
 
 CHECKS = ("forward", "backward", "double_backward", "gradcheck", "gradgradcheck", "mini_engine",
@@ -285,11 +289,9 @@ def _float64(inputs: tuple) -> tuple:
 
 
 def _mini_engine(run: _Run) -> None:
-    import ext
-
     def to_ext(i):
         if isinstance(i, torch.Tensor):
-            return ext.tensor(i.detach().numpy(), requires_grad=i.requires_grad)
+            return tensor(i.detach().numpy(), requires_grad=i.requires_grad)
         return i
 
     inputs = tuple(to_ext(i) for i in run.inputs)
@@ -303,10 +305,10 @@ def _mini_engine(run: _Run) -> None:
     problems = [_close(torch.from_numpy(np.array(a.detach().numpy())), b, f"output {i}",
                        run.atol, run.rtol)
                 for i, (a, b) in enumerate(zip(_outputs(out), _outputs(want)))]
-    outs = [o for o in _outputs(out) if isinstance(o, ext.Tensor) and o.requires_grad]
-    leaves = [i for i in inputs if isinstance(i, ext.Tensor) and i.requires_grad]
-    got = ext.autograd.grad(outs, leaves, [ext.tensor(g.numpy()) for g in run.grad_out
-                                           ][: len(outs)], allow_unused=True)
+    outs = [o for o in _outputs(out) if isinstance(o, Tensor) and o.requires_grad]
+    leaves = [i for i in inputs if isinstance(i, Tensor) and i.requires_grad]
+    got = grad(outs, leaves, [tensor(g.numpy()) for g in run.grad_out][: len(outs)],
+               allow_unused=True)
     ref = _grads(want, _grad_inputs(mine), run.grad_out)
     for i, (a, b) in enumerate(zip(got, ref)):
         a = None if a is None else torch.from_numpy(np.array(a.numpy()))

@@ -8,7 +8,6 @@ from ..._dtype import FROM_NUMPY
 from ..._state import STATE
 from ..._tensor import Tensor, bump_version, wrap
 from .._builtin import BuiltinFunction, namespace_of, record
-from ..indexing import index_select_backward
 from ._common import check_tensor
 
 __all__ = ["embedding", "embedding_renorm_"]
@@ -114,7 +113,8 @@ def embedding_dense_backward(grad, indices, num_weights: int, padding_idx: int,
         if padding_idx >= 0:
             # Selected, not multiplied: an infinite grad on the padding row still gives 0.
             rows = namespace_of(rows).where((flat == padding_idx).unsqueeze(1), 0.0, rows)
-        return index_select_backward(rows, (num_weights, grad.shape[-1]), 0, flat)
+        return namespace_of(rows).ops.aten.index_select_backward(
+            rows, (num_weights, grad.shape[-1]), 0, flat)
     g = grad._data
     flat = indices._data.reshape(-1)
     rows = g.reshape(flat.size, g.shape[-1])
