@@ -138,7 +138,7 @@ def test_forward_rule_runs_on_torch_tensors_as_torch_func_jvp(ov, args):
 
 
 def test_every_declared_overload_has_a_torch_case():
-    declared = {ov for op in _op.registry() for ov in op.overloads}
+    declared = {ov for op in _op.registry() if not op.pack for ov in op.overloads}
     assert declared == {ov for ov, _ in CASES}
 
 

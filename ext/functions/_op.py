@@ -295,15 +295,20 @@ class Op:
     inplace: str | None = None
     augmented: str | None = None
     torch_op: str = ""
+    pack: bool = False  # (an op of the drop-in pack: a user Function with its own contract)
 
     @property
     def node_names(self) -> tuple:
         """torch's node name of each overload."""
-        return tuple(ov.node_name for ov in self.overloads)
+        return tuple(ov._backward_cls.__name__ if self.pack else ov.node_name
+                     for ov in self.overloads)
 
     def contract(self) -> dict:
         """What each overload promises, by node name: its saved fields, forward-mode rule kind
-        and double-backward support (the fields the bridge and ext.testing read)."""
+        and double-backward support (the fields the bridge and ext.testing read); a pack op's
+        own contract fields."""
+        if self.pack:
+            return {name: ov.contract() for name, ov in zip(self.node_names, self.overloads)}
         return {ov.node_name: {
             "saved_fields": tuple(ov.saved_fields),
             "saved_attrs": tuple(ov.saved_attrs),
@@ -454,6 +459,12 @@ class _Ops:
 ops = _Ops()
 
 
+def register_pack(name: str, function: Callable, cls: type) -> None:
+    """Enter an op of the drop-in pack (``function``, backed by the Function ``cls``) in the
+    registry, beside the built-ins."""
+    _REGISTRY[name] = Op(name, (cls,), function, {}, {name: function}, torch_op="", pack=True)
+
+
 def registry() -> tuple:
     """Every declared op, in declaration order."""
     return tuple(_REGISTRY.values())
@@ -478,8 +489,9 @@ def methods() -> dict:
 
 
 def functions() -> dict:
-    """The ``ext.*`` functions of every declared op."""
+    """The ``ext.*`` functions of every declared built-in (the pack's live in ``ext.functions``)."""
     out = {}
     for op in _REGISTRY.values():
-        out.update(op.functions)
+        if not op.pack:
+            out.update(op.functions)
     return out

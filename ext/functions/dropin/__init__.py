@@ -1,6 +1,7 @@
 """The drop-in pack: custom Functions that run on ext and torch tensors alike, each with its
 contract (``PackFunction.contract()``) and verified against torch (tests/test_pack.py)."""
 
+from .._op import register_pack
 from ._base import CONTRACT_FIELDS, PackFunction
 from .activations import (
     GeluTanh,
@@ -45,3 +46,5 @@ OPS = (
 FUNCTIONS = {name: fn for name, fn, _ in OPS}
 CLASSES = {cls.__name__: cls for cls in (
     *(c for _, _, c in OPS), Exp, AddMul, Softmax)}
+for _name, _fn, _cls in OPS:
+    register_pack(_name, _fn, _cls)
