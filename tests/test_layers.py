@@ -39,7 +39,7 @@ SEAMS = {
         "jacobian stacks its rows with stack, as torch's does (StackBackward0 in its graph)",
     ("ext.functions._builtin", "namespace_of", "ext"):
         "a backward body's free functions come from the module of the tensor at hand",
-    ("ext.autograd.function", "apply", "ext.compat"):
+    ("ext.autograd.function", "_bridge", "ext.compat"):
         "the bridge: a Function applied to torch tensors runs as a torch.autograd.Function",
 }
 

@@ -241,15 +241,14 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        """Run ``forward`` and, if any tensor input requires grad, record a node for it."""
+        """Run ``forward`` and, if any tensor input requires grad, record a node for it; on torch
+        tensors, run the Function inside torch (the bridge, ``ext.compat``)."""
+        if args and type(args[0]) is not Tensor and _has_torch_tensor(args):
+            return _bridge()(cls, args, kwargs)
         separate = cls.setup_context is not Function.setup_context
         if kwargs:
             args = _bind(cls.forward, args, kwargs, skip_ctx=not separate)
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
-        if not positions and _has_torch_tensor(args):
-            from ..compat import apply  # (the bridge: the Function runs inside torch)
-
-            return apply(cls, args, {})
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         record = STATE.grad_enabled and not STATE.inference and any(needs)
         ctx = cls._backward_cls()
@@ -414,9 +413,27 @@ def _returned_input(t: Tensor, name: str) -> Tensor:
     return make_view(wrap(t._data), t, IN_CUSTOM_FUNCTION, name)
 
 
+_BRIDGE: list = []
+
+
+def _bridge():
+    """The bridge's apply (``ext.compat.apply``), imported on the first call on torch tensors
+    (``import ext`` never imports torch)."""
+    if not _BRIDGE:
+        from ..compat import apply
+
+        _BRIDGE.append(apply)
+    return _BRIDGE[0]
+
+
 def _has_torch_tensor(args: tuple) -> bool:
+    """Whether a Function's arguments hold a torch tensor and none of ext's (the bridge's
+    case)."""
     torch = sys.modules.get("torch")
-    return torch is not None and any(isinstance(a, torch.Tensor) for a in args)
+    if torch is None:
+        return False
+    return any(isinstance(a, torch.Tensor) for a in args) and not any(
+        isinstance(a, Tensor) for a in args)
 
 
 def once_differentiable(fn):

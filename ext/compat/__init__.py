@@ -65,17 +65,22 @@ def apply(fn: type, args: tuple, kwargs: dict) -> Any:
     """``fn.apply(*args, **kwargs)`` on torch tensors: the flavour the call needs."""
     if kwargs:
         args = _bind(fn, args, kwargs)
-    if getattr(fn, "node_name", None) and hasattr(fn, "tangents"):  # a declared built-in
-        return to_torch(fn).apply(*args)
-    if torch._C._are_functorch_transforms_active():
+    if _functorch_active():
+        if getattr(fn, "node_name", None) and hasattr(fn, "tangents"):  # a declared built-in
+            return to_torch(fn).apply(*args)
         out = to_torch(fn, "func").apply(*args)
         if _separate(fn):
             return out
         n, is_tuple = _LAST.shape  # (what the derived forward returned, without its extras)
         return tuple(out[:n]) if is_tuple else out[0]
-    if torch.autograd.forward_ad._current_level >= 0:
+    if _forward_ad._current_level >= 0:
         return to_torch(fn, "jvp").apply(*args)
-    return to_torch(fn).apply(*args)
+    made = _CACHE.get((fn, "default"))
+    return (made or to_torch(fn)).apply(*args)
+
+
+_functorch_active = torch._C._are_functorch_transforms_active
+_forward_ad = torch.autograd.forward_ad
 
 
 def _bind(fn: type, args: tuple, kwargs: dict) -> tuple:

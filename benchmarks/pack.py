@@ -1,0 +1,135 @@
+"""The drop-in pack against torch: the bridge's cost per call against the same Function written as
+a torch.autograd.Function by hand, and per pack op its eager time and saved bytes against the
+native op or composite.
+
+    python benchmarks/pack.py [--write] [--repeats N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from _common import interleaved, machine, write_section  # noqa: E402
+
+import ext  # noqa: E402
+from ext import functions as P  # noqa: E402
+from ext.testing import saved_bytes  # noqa: E402
+
+
+class Scale(ext.autograd.Function):
+    """2x: the smallest Function, so that the cost measured is the call's."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2
+
+
+class TorchScale(torch.autograd.Function):
+    """The same, written for torch by hand."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2
+
+
+def _per_call(fn, calls: int = 2000):
+    def run():
+        for _ in range(calls):
+            fn()
+    return run, calls
+
+
+def bridge_overhead(repeats: int) -> tuple[float, float, float, float]:
+    """(us per call: hand-written, bridge; fwd+bwd: hand-written, bridge)."""
+    x = torch.randn(16, requires_grad=True)
+    g = torch.ones(16)
+    runs = {"torch": lambda: TorchScale.apply(x), "bridge": lambda: Scale.apply(x),
+            "torch_bwd": lambda: torch.autograd.grad(TorchScale.apply(x), x, g),
+            "bridge_bwd": lambda: torch.autograd.grad(Scale.apply(x), x, g)}
+    calls = 2000
+    timed = interleaved({k: _per_call(f, calls)[0] for k, f in runs.items()}, repeats)
+    return tuple(timed[k] / calls * 1e6 for k in ("torch", "bridge", "torch_bwd", "bridge_bwd"))
+
+
+OPS = [
+    ("silu", P.silu, F.silu, 1),
+    ("mish", P.mish, F.mish, 1),
+    ("gelu_tanh", P.gelu_tanh, lambda x: F.gelu(x, approximate="tanh"), 1),
+    ("hardswish", P.hardswish, F.hardswish, 1),
+    ("hardsigmoid", P.hardsigmoid, F.hardsigmoid, 1),
+    ("hardmish", P.hardmish, lambda x: 0.5 * x * torch.clamp(x + 2, 0, 2), 1),
+    ("swiglu", P.swiglu, lambda a, b: F.silu(a) * b, 2),
+    ("geglu", P.geglu, lambda a, b: F.gelu(a) * b, 2),
+    ("clamp_masked", lambda x: P.clamp_masked(x, -1.0, 1.0), lambda x: torch.clamp(x, -1, 1), 1),
+    ("round_ste", P.round_ste, lambda x: x + (torch.round(x) - x).detach(), 1),
+    ("sign_ste", P.sign_ste,
+     lambda x: x.clamp(-1, 1) + (torch.sign(x) - x.clamp(-1, 1)).detach(), 1),
+    ("fake_quant_ste", lambda x: P.fake_quant_ste(x, 0.1, 0, -128, 127),
+     lambda x: torch.fake_quantize_per_tensor_affine(x, 0.1, 0, -128, 127), 1),
+    ("grad_reverse", P.grad_reverse, lambda x: (-1.0 * x) + (2.0 * x).detach(), 1),
+    ("grad_scale", lambda x: P.grad_scale(x, 0.5), lambda x: x * 0.5 + (x * 0.5).detach(), 1),
+]
+
+
+def ops_table(repeats: int, n: int = 4096) -> list[tuple]:
+    """Per op: fwd+bwd us (pack, reference), saved bytes (pack, reference)."""
+    rows = []
+    gen = torch.Generator().manual_seed(0)
+    for name, mine, ref, arity in OPS:
+        xs = [torch.randn(n, generator=gen, requires_grad=True) for _ in range(arity)]
+        g = torch.randn(n, generator=gen)
+
+        def step(f, xs=xs, g=g):
+            return lambda: torch.autograd.grad(f(*xs), xs, g)
+
+        timed = interleaved({"pack": _per_call(step(mine), 50)[0],
+                             "ref": _per_call(step(ref), 50)[0]}, repeats)
+        rows.append((name, timed["pack"] / 50 * 1e6, timed["ref"] / 50 * 1e6,
+                     saved_bytes(mine, *xs), saved_bytes(ref, *xs)))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="record the tables in RESULTS.md")
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    t, b, tb, bb = bridge_overhead(args.repeats)
+    lines = ["## pack: the bridge and the drop-in ops (benchmarks/pack.py)", "",
+             "The bridge: `Scale.apply(x)` on a torch tensor of 16 elements (an ext Function run "
+             "as a torch.autograd.Function) against the same Function written for torch by hand; "
+             f"medians of {args.repeats} interleaved runs of 2000 calls. {machine()}.", "",
+             "| call | hand-written us | bridge us | bridge / hand-written |",
+             "|---|---:|---:|---:|",
+             f"| forward | {t:.2f} | {b:.2f} | {b / t:.2f}x |",
+             f"| forward + backward | {tb:.2f} | {bb:.2f} | {bb / tb:.2f}x |", "",
+             "Each pack op against its native op or composite, on torch: forward + backward of "
+             "4096 float32 elements (random grad_output), and the bytes saved for backward "
+             "(unique storages, through saved_tensors_hooks).", "",
+             "| op | pack us | reference us | pack / reference | pack saved B "
+             "| reference saved B |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for name, mine, ref, sm, sr in ops_table(max(3, args.repeats // 3)):
+        lines.append(f"| {name} | {mine:.1f} | {ref:.1f} | {mine / ref:.2f}x | {sm} | {sr} |")
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        write_section("pack", text)
+
+
+if __name__ == "__main__":
+    main()
