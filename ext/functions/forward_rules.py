@@ -312,7 +312,11 @@ def _fill_tensor(args, out, t):
 def _copy(args, out, t):
     if t[1] is None:
         return _zeros_like(out)
-    return t[1].to(out.dtype).expand(out.shape) + _zeros_like(out)
+    if t[0] is None:
+        # torch: a target without a tangent takes the source's, in the source's dtype; one
+        # broadcast to the target's shape is laid out anew, in the target's dtype
+        return t[1] if t[1].shape == out.shape else t[1].to(out.dtype).expand(out.shape)
+    return t[1].to(t[0].dtype).expand(out.shape) + _zeros_like(t[0])
 
 
 RULES = {

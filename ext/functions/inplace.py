@@ -386,6 +386,7 @@ class Copy(BuiltinFunction):
 
     node_name = "CopyBackwards"
     ctx_attrs = ("src_dtype",)
+    tangent_in_output_dtype = False  # (forward_rules._copy gives torch's tangent dtype)
 
     @staticmethod
     def forward(x, src):
