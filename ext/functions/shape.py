@@ -781,8 +781,9 @@ class Cat(BuiltinFunction):
         ndim = out.dim()
         ctx.dim = inputs[-1]
         ctx.pos = pos = inputs[-1] % ndim
-        # A 1-D empty tensor may join tensors of any rank (torch's legacy rule): it has no slice.
-        ctx.sizes = tuple(t.shape[pos] if t.dim() == ndim else None for t in inputs[:-1])
+        # A 1-D empty tensor may join tensors of any rank (torch's legacy rule): it has no
+        # slice, and torch gives it fresh zeros even among 1-D tensors.
+        ctx.sizes = tuple(None if tuple(t.shape) == (0,) else t.shape[pos] for t in inputs[:-1])
 
     @staticmethod
     def backward(ctx, grad):
