@@ -879,6 +879,23 @@ def test_squeeze_gradient_unsqueezes_each_size_one_dim(T, rng, shape, name):
     assert tuple(gx.shape) == shape
 
 
+@pytest.mark.parametrize("shape,dim,name", [
+    ((), 0, None), ((), -1, None), ((), (0,), None), ((), (), None),
+    ((2, 3), 0, None), ((2, 3), (0, 1), None),
+    ((1, 3), 0, "UnsqueezeBackward0"), ((2, 1), -1, "UnsqueezeBackward0"),
+    ((1, 3, 1), (2, 0), "UnsqueezeBackward0"), ((1, 3, 1), (0, 1), "UnsqueezeBackward0"),
+])
+def test_squeeze_of_a_dim_gradient_unsqueezes_only_the_squeezed_dims(T, rng, shape, dim, name):
+    # torch's unsqueeze_to: the gradient itself when no named dim had size 1 (a 0-d input)
+    x = leaf(T, sample(rng, shape))
+    out = x.squeeze(dim)
+    g = leaf(T, sample(rng, tuple(out.shape)))
+    (gx,) = T.autograd.grad(out, [x], g, create_graph=True)
+    assert (gx.grad_fn.name() if gx.grad_fn is not None else None) == name
+    assert tuple(gx.shape) == shape
+    np.testing.assert_array_equal(to_np(gx), to_np(g).reshape(shape))
+
+
 def test_narrow_is_a_slice_view(T, rng):
     x = leaf(T, sample(rng, (3, 4)))
     y = x.narrow(1, -3, 2)

@@ -444,7 +444,14 @@ class SqueezeDim(BuiltinFunction):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.self_sym_sizes), None
+        # torch's unsqueeze_to: one unsqueeze per named dim of size 1, in dim order (none, as
+        # for a 0-d input: grad itself)
+        sizes = ctx.self_sym_sizes
+        dims = (ctx.dim,) if isinstance(ctx.dim, int) else ctx.dim
+        for d in sorted({d % len(sizes) for d in dims}) if sizes else ():
+            if sizes[d] == 1:
+                grad = grad.unsqueeze(d)
+        return grad, None
 
 
 class SqueezeDims(SqueezeDim):
