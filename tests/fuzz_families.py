@@ -904,8 +904,8 @@ def bad_call(g: Gen):
     )
     out = g.fresh()
     code = g.choice(forms)
-    op = "bad." + code.replace(a, "a").replace(b, "b").split("(")[0].lstrip("a.").lstrip(
-        "T.")[:24]
+    op = "bad." + code.replace(a, "a").replace(b, "b").split("(")[0].removeprefix(
+        "a.").removeprefix("T.")[:24]
     g.emit(f"{out} = {code}", op, g.dt(a), (out,))
 
 

@@ -766,6 +766,45 @@ def test_a_tangent_of_another_dtype_than_its_primal_keeps_it_through_ops(T):
         assert fw.unpack_dual(y).tangent.dtype == T.float64
 
 
+@pytest.mark.parametrize("target", ["whole", "view", "part", "transposed"])
+@pytest.mark.parametrize("op", ["copy_", "copy_ broadcast", "mul_", "add_ broadcast"])
+def test_an_in_place_op_on_a_tensor_without_tangent_keeps_the_dtype_of_the_new_one(T, op,
+                                                                                   target):
+    # torch gives a float32 tensor without a tangent, written from a float64 dual, the
+    # tangent the op's formula gives (float64), and gives it to the base of a view laid out
+    # as its base; a view laid out otherwise, or a part, writes into zeros of the base's dtype,
+    # and so does a source's tangent broadcast by copy_
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        b = fw.make_dual(T.tensor([[0.25, 2.0], [1.5, -0.5]], dtype=T.float64),
+                         T.tensor([[-1.0, 0.5], [2.0, 0.25]], dtype=T.float64))
+        base = T.ones(3, 2) if target == "part" else T.ones(2, 2)
+        a = {"whole": base, "view": base[...], "part": base[:2], "transposed": base.t()}[target]
+        src = b[0] if op.endswith("broadcast") else b
+        getattr(a, op.split()[0])(src)
+        tangent = fw.unpack_dual(base).tangent
+        wide = target in ("whole", "view") and op != "copy_ broadcast"
+        assert tangent.dtype == (T.float64 if wide else T.float32)
+        assert fw.unpack_dual(a).tangent.dtype == tangent.dtype
+        expected = np.broadcast_to(to_np(fw.unpack_dual(src).tangent), (2, 2))
+        np.testing.assert_array_equal(to_np(fw.unpack_dual(a).tangent), expected)
+
+
+def test_a_cast_gradient_written_back_through_copy_slices_keeps_its_wide_tangent(T):
+    # the backward of an in-place op on a view (CopySlices) copies the op's gradient, float64
+    # with a float64 tangent, into a copy of the incoming gradient, which has no tangent
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(T.tensor([-1.75]), T.tensor([1.0])).requires_grad_()
+        y = fw.make_dual(T.tensor([0.5], dtype=T.float64), T.tensor([2.0], dtype=T.float64))
+        z = x * 1
+        z[:].mul_(y)
+        (g,) = T.autograd.grad(z.sum(), [x], create_graph=True)
+        assert g.dtype == T.float32
+        assert fw.unpack_dual(g).tangent.dtype == T.float64
+        assert fw.unpack_dual(g).tangent.tolist() == [2.0]
+
+
 def test_tangent_of_x_to_the_power_false_takes_the_formula_as_its_gradient_does(T):
     # torch's exponent == 0 shortcut is never taken for a bool: 0 * x^-1 * t is nan at x = 0
     fw = T.autograd.forward_ad

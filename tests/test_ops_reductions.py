@@ -831,6 +831,13 @@ ERROR_CASES = [
      "amin\\(\\): Expected reduction dim -1 to have non-zero size"),
     ("amax_(0,1)_of_3x0", lambda T: T.tensor(f64(3, 0)).amax((0, 1)), IndexError,
      "amax\\(\\): Expected reduction dim 1 to have non-zero size"),
+    # each dim's size is checked, in the order given, before a repeated dim is looked for
+    ("amax_repeated_empty_dim", lambda T: T.tensor(f64(0, 0)).amax((0, -1, -2)), IndexError,
+     "amax\\(\\): Expected reduction dim 0 to have non-zero size"),
+    ("amin_repeated_dim_then_empty_dim", lambda T: T.tensor(f64(2, 0)).amin((0, -1, -2)),
+     IndexError, "amin\\(\\): Expected reduction dim -1 to have non-zero size"),
+    ("amax_repeated_nonempty_dim_of_empty", lambda T: T.tensor(f64(0, 2)).amax((1, 1)),
+     RuntimeError, DUP),
     ("min_-1_empty", lambda T: T.tensor(f64(0)).min(-1), IndexError,
      "min\\(\\): Expected reduction dim 0 to have non-zero size"),
     ("argmax_bool", lambda T: T.tensor(BOOL).argmax(), RuntimeError,

@@ -700,6 +700,22 @@ def test_cat_skips_legacy_empty_tensors_and_gives_them_an_empty_gradient(T, rng)
     np.testing.assert_array_equal(to_np(x.grad), np.ones((2, 3)))
 
 
+def test_an_empty_1d_input_of_cat_gets_fresh_zeros_even_among_1d_tensors(T, rng):
+    # torch's cat backward gives any input of shape (0,) new zeros, not a narrow of grad: with
+    # create_graph its gradient has no history, while an empty input of another shape has one
+    x = leaf(T, sample(rng, (2,)))
+    empty = leaf(T, np.zeros(0))
+    g_x, g_empty = T.autograd.grad(T.cat([x, empty]).pow(2).sum(), [x, empty],
+                                   create_graph=True)
+    assert g_x.requires_grad and g_x.grad_fn.name() == "SliceBackward0"
+    assert tuple(g_empty.shape) == (0,) and not g_empty.requires_grad
+    assert g_empty.grad_fn is None
+    rows, empty_rows = leaf(T, sample(rng, (2, 3))), leaf(T, np.zeros((0, 3)))
+    _, g_rows = T.autograd.grad(T.cat([rows, empty_rows]).pow(2).sum(), [rows, empty_rows],
+                                create_graph=True)
+    assert tuple(g_rows.shape) == (0, 3) and g_rows.grad_fn.name() == "SliceBackward0"
+
+
 def test_cat_of_legacy_empty_tensors_only_is_empty(T):
     out = T.cat([T.zeros(0), T.zeros(0, dtype=T.float64)], 5)
     assert tuple(out.shape) == (0,)
@@ -861,6 +877,23 @@ def test_squeeze_gradient_unsqueezes_each_size_one_dim(T, rng, shape, name):
     (gx,) = T.autograd.grad(x.squeeze(), [x], g, create_graph=True)
     assert (gx.grad_fn.name() if gx.grad_fn is not None else None) == name
     assert tuple(gx.shape) == shape
+
+
+@pytest.mark.parametrize("shape,dim,name", [
+    ((), 0, None), ((), -1, None), ((), (0,), None), ((), (), None),
+    ((2, 3), 0, None), ((2, 3), (0, 1), None),
+    ((1, 3), 0, "UnsqueezeBackward0"), ((2, 1), -1, "UnsqueezeBackward0"),
+    ((1, 3, 1), (2, 0), "UnsqueezeBackward0"), ((1, 3, 1), (0, 1), "UnsqueezeBackward0"),
+])
+def test_squeeze_of_a_dim_gradient_unsqueezes_only_the_squeezed_dims(T, rng, shape, dim, name):
+    # torch's unsqueeze_to: the gradient itself when no named dim had size 1 (a 0-d input)
+    x = leaf(T, sample(rng, shape))
+    out = x.squeeze(dim)
+    g = leaf(T, sample(rng, tuple(out.shape)))
+    (gx,) = T.autograd.grad(out, [x], g, create_graph=True)
+    assert (gx.grad_fn.name() if gx.grad_fn is not None else None) == name
+    assert tuple(gx.shape) == shape
+    np.testing.assert_array_equal(to_np(gx), to_np(g).reshape(shape))
 
 
 def test_narrow_is_a_slice_view(T, rng):

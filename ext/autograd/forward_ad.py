@@ -168,6 +168,12 @@ def write_tangent(t: Tensor, result: Tensor) -> None:
         if base_t is not None and base_t._data.flags.writeable:
             np.put(base_t._data, positions, new._data)
             set_tangent(base, base_t)
+        elif base_t is None and new._data.shape == base._data.shape and \
+                _laid_out_as_base(t, base):
+            # torch's base takes the new tangent itself, in the dtype the op's formula gave
+            # it, when the view is laid out as the base is (ext's tangent stands for torch's
+            # fresh one, laid out so too); else zeros of its own dtype with the view's part
+            set_tangent(base, new)
         else:
             zeros = base.new_zeros(base.shape) if base_t is None else base_t
             set_tangent(base, _untracked(as_strided_scatter, zeros, new.reshape(t.shape),
@@ -182,6 +188,15 @@ def write_tangent(t: Tensor, result: Tensor) -> None:
         set_tangent(t, old)
     else:
         set_tangent(t, new)
+
+
+def _laid_out_as_base(t: Tensor, base: Tensor) -> bool:
+    # torch's has_same_meta: the same sizes and strides, counted in elements (those of dims of
+    # size 1 are arbitrary in NumPy: torch's views of a base laid out so give the base's)
+    x, y = t._data, base._data
+    return x.shape == y.shape and all(
+        n == 1 or sx // x.itemsize == sy // y.itemsize
+        for n, sx, sy in zip(x.shape, x.strides, y.strides))
 
 
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:

@@ -380,7 +380,20 @@ class Copy(Overload):
 
     node_name = "CopyBackwards"
     args = ("self", "src")
-    jvp = JOINTLY_LINEAR  # src's tangent, broadcast and cast
+    jvp = JOINTLY_LINEAR  # src's tangent, broadcast (its dtype: ``tangents``)
+    tangent_in_output_dtype = False  # (``tangents`` gives torch's tangent dtype)
+
+    @classmethod
+    def tangents(cls, args: tuple, out, tangents: tuple):
+        """The jointly linear rule, in the dtype torch gives: a target without a tangent takes
+        the source's, in the source's dtype; one broadcast to the target's shape is laid out
+        anew, in the target's dtype."""
+        t_self, t_src = tangents
+        if t_src is None:
+            return namespace_of(out).zeros_like(out)
+        if t_self is None:
+            return t_src if t_src.shape == out.shape else t_src.to(out.dtype).expand(out.shape)
+        return t_src.to(t_self.dtype).expand(out.shape) + namespace_of(t_self).zeros_like(t_self)
 
     @staticmethod
     def forward(x, src):

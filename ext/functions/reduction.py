@@ -517,15 +517,16 @@ class Amin(Amax):
 def _amax_amin(op: type, kernel, x: Tensor, dim, keepdim: bool) -> Tensor:
     # kernel is np.amax or np.amin, whose names are torch's op names.
     d = x._data
-    axes = _axes(dim, d.ndim) if dim not in ((), None) else None
-    if axes is None and d.size == 0:
-        raise RuntimeError(f"{kernel.__name__}(): Expected reduction dim to be specified for "
-                           "input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
-    if d.size == 0 and d.ndim:
+    if d.size == 0 and d.ndim and dim is not None:
+        # torch checks the size of each dim, in the order given, before it looks for a repeat
         for given in _as_dim_tuple(dim):
             if d.shape[_wrap_dim(given, d.ndim)] == 0:
                 raise IndexError(f"{kernel.__name__}(): Expected reduction dim {given} to have "
                                  "non-zero size.")
+    axes = _axes(dim, d.ndim) if dim not in ((), None) else None
+    if axes is None and d.size == 0:
+        raise RuntimeError(f"{kernel.__name__}(): Expected reduction dim to be specified for "
+                           "input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
     out = wrap(kernel(d, axis=axes, keepdims=keepdim))
     if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
         record(op, out, (x,), (x, dim, keepdim))

@@ -444,7 +444,14 @@ class SqueezeDim(BuiltinFunction):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.self_sym_sizes), None
+        # torch's unsqueeze_to: one unsqueeze per named dim of size 1, in dim order (none, as
+        # for a 0-d input: grad itself)
+        sizes = ctx.self_sym_sizes
+        dims = (ctx.dim,) if isinstance(ctx.dim, int) else ctx.dim
+        for d in sorted({d % len(sizes) for d in dims}) if sizes else ():
+            if sizes[d] == 1:
+                grad = grad.unsqueeze(d)
+        return grad, None
 
 
 class SqueezeDims(SqueezeDim):
@@ -781,8 +788,9 @@ class Cat(BuiltinFunction):
         ndim = out.dim()
         ctx.dim = inputs[-1]
         ctx.pos = pos = inputs[-1] % ndim
-        # A 1-D empty tensor may join tensors of any rank (torch's legacy rule): it has no slice.
-        ctx.sizes = tuple(t.shape[pos] if t.dim() == ndim else None for t in inputs[:-1])
+        # A 1-D empty tensor may join tensors of any rank (torch's legacy rule): it has no
+        # slice, and torch gives it fresh zeros even among 1-D tensors.
+        ctx.sizes = tuple(None if tuple(t.shape) == (0,) else t.shape[pos] for t in inputs[:-1])
 
     @staticmethod
     def backward(ctx, grad):
