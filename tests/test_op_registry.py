@@ -19,6 +19,7 @@ pytestmark = pytest.mark.ext_only
 _rng = np.random.default_rng(7)
 _X = _rng.uniform(0.5, 1.5, (3, 4))
 _Y = np.array([[0.0, 1.5, -0.5, 2.0]] * 3)  # (a zero exponent and a negative one)
+_INDEX = np.array([[2, 0], [1, 3]])  # (an index tensor: integer, never differentiated)
 
 
 def _t(a):
@@ -44,13 +45,40 @@ CASES = [
     (reduction.MinAll, (_X,)),
     (reduction.MaxDim, (_X, 1, False)),
     (reduction.MinDim, (_X, 0, True)),
+    # reduction: mean, prod, amax/amin, var/std, cumsum, cumprod, sort, scatter
+    (reduction.MeanAll, (_X,)),
+    (reduction.MeanDim, (_X, (1,), False)),
+    (reduction.ProdAll, (_X,)),
+    (reduction.ProdAll, (_Y,)),
+    (reduction.ProdDim, (_X, 1, False)),
+    (reduction.ProdDim, (_Y, 0, True)),
+    (reduction.Amax, (_X, (0,), False)),
+    (reduction.Amin, (_X, (0, 1), True)),
+    (reduction.Var, (_X, None, None, False)),
+    (reduction.Var, (_X, (1,), 0, True)),
+    (reduction.Std, (_X, None, None, False)),
+    (reduction.Std, (_X, (0,), 1, False)),
+    (reduction.Cumsum, (_X, 1)),
+    (reduction.Cumprod, (_X, 1)),
+    (reduction.Cumprod, (_Y, 0)),
+    (reduction.Sort, (_X, 1, True)),
+    (reduction.SortStable, (_Y, 1, False)),
+    (reduction.Scatter, (_X, 1, _INDEX, _X[:2, :2])),
+    (reduction.ScatterValue, (_X, 1, _INDEX, 2.0)),
     (shape.View, (_X, (2, 6))),
 ]
 IDS = [f"{ov.node_name}-{i}" for i, (ov, _) in enumerate(CASES)]
 
 
 def _torch_args(args):
-    return tuple(_t(a) if isinstance(a, np.ndarray) else a for a in args)
+    return tuple((torch.tensor(a) if a.dtype.kind == "i" else _t(a))
+                 if isinstance(a, np.ndarray) else a for a in args)
+
+
+def _differentiable(a):
+    # (a tensor argument that is an index, such as scatter's, gets neither a gradient nor a
+    # tangent)
+    return isinstance(a, torch.Tensor) and a.is_floating_point()
 
 
 def _first(out):
@@ -60,17 +88,17 @@ def _first(out):
 @pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
 def test_backward_runs_on_torch_tensors_as_torch_differentiates(ov, args):
     args = _torch_args(args)
-    inputs = [a.requires_grad_() for a in args if isinstance(a, torch.Tensor)]
+    inputs = [a.requires_grad_() for a in args if _differentiable(a)]
     out = ov.forward(*args)
     grad = _t(_rng.uniform(0.5, 1.5, tuple(_first(out).shape)))
     expected = torch.autograd.grad(_first(out), inputs, grad)
 
     plain = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
     outputs = tuple(o.detach() for o in out) if isinstance(out, tuple) else (out.detach(),)
-    needs = tuple(isinstance(a, torch.Tensor) for a in args)
+    needs = tuple(_differentiable(a) for a in args)
     result = ov.backward(ov.ctx_for(plain, outputs, needs), grad)
     result = result if isinstance(result, tuple) else (result,)
-    got = [g for g, a in zip(result, args) if isinstance(a, torch.Tensor)]
+    got = [g for g, a in zip(result, args) if _differentiable(a)]
     for g, e in zip(got, expected):
         assert type(g) is torch.Tensor
         torch.testing.assert_close(g, e, equal_nan=True)
@@ -79,7 +107,7 @@ def test_backward_runs_on_torch_tensors_as_torch_differentiates(ov, args):
 @pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
 def test_forward_rule_runs_on_torch_tensors_as_torch_func_jvp(ov, args):
     args = _torch_args(args)
-    where = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    where = [i for i, a in enumerate(args) if _differentiable(a)]
     tangents = [_t(_rng.uniform(-1.0, 1.0, tuple(args[i].shape))) for i in where]
 
     def f(*tensors):
