@@ -576,21 +576,20 @@ def prod_backward(grad: Tensor, x: Tensor, result: Tensor, dim=None,
     torch records through the same formula (nan beside a zero and an inf included)."""
     if x.ndim == 0:
         return grad
-    zeros = (x == 0).sum().item()
-    if dim is None:
-        if not zeros:
-            return grad * (result / x)
-        if zeros > 1 and not namespace_of(x).is_grad_enabled():
-            # with two zeros every product of the others is 0 (even beside a nan or an inf),
-            # unless the gradient is to be differentiated again (torch's own test)
-            return namespace_of(x).zeros_like(x)
-        return _prod_safe_zeros_backward(grad, x.contiguous().view(-1), 0).view_as(x)
-    dim = _wrap_dim(dim, x.ndim)
-    if not keepdim:
-        grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
-    if not zeros:
+    if dim is not None:
+        dim = _wrap_dim(dim, x.ndim)
+        if not keepdim:
+            grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
+    if x.all().item():  # (no zero)
         return grad * (result / x)
-    return _prod_safe_zeros_backward(grad, x, dim)
+    if dim is not None:
+        return _prod_safe_zeros_backward(grad, x, dim)
+    ns = namespace_of(x)
+    if not ns.is_grad_enabled() and (x == 0).sum().item() > 1:
+        # with two zeros every product of the others is 0 (even beside a nan or an inf),
+        # unless the gradient is to be differentiated again (torch's own test)
+        return ns.zeros_like(x)
+    return _prod_safe_zeros_backward(grad, x.contiguous().view(-1), 0).view_as(x)
 
 
 def _prod_safe_zeros_backward(grad: Tensor, x: Tensor, dim: int) -> Tensor:
@@ -1028,6 +1027,8 @@ sort = declare("sort", Sort, SortStable, function=_sort)
 
 
 def _truth(x: Tensor, dim, keepdim: bool, kernel) -> Tensor:
+    # (kernel is ndarray.any or ndarray.all: half the cost of np.any / np.all per call, and
+    # prod's gradient asks x.all() each time)
     d = x._data
     axes = None if dim is None else _axes(dim, d.ndim)
     out = as_array(kernel(d, axis=axes, keepdims=keepdim))
@@ -1038,13 +1039,13 @@ def _truth(x: Tensor, dim, keepdim: bool, kernel) -> Tensor:
 def _any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Whether any element (along ``dim``) is non-zero."""
     check_keepdim(keepdim, "any")
-    return _truth(x, dim, keepdim, np.any)
+    return _truth(x, dim, keepdim, np.ndarray.any)
 
 
 def _all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Whether every element (along ``dim``) is non-zero."""
     check_keepdim(keepdim, "all")
-    return _truth(x, dim, keepdim, np.all)
+    return _truth(x, dim, keepdim, np.ndarray.all)
 
 
 any = declare("any", function=_any)  # noqa: A001 - torch's name
