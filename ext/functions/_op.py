@@ -151,9 +151,9 @@ class Overload(BuiltinFunction):
         needs = tuple([t is not None for t in tangents])
         if rule is not ELEMENTWISE:
             if cls.jvp_zeros:
-                tangents = tuple([namespace_of(a).zeros_like(a) if t is None and p in
-                                  cls._edge_pos else t for p, (a, t) in enumerate(zip(args,
-                                                                                      tangents))])
+                edges = cls._edge_pos
+                tangents = tuple([namespace_of(a).zeros_like(a) if t is None and p in edges
+                                  else t for p, (a, t) in enumerate(zip(args, tangents))])
             return rule(cls.ctx_for(args, outputs, needs), *tangents)
         total = None
         for i, t in enumerate(tangents):

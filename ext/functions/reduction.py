@@ -1,6 +1,7 @@
 """Reductions over all elements or over some dims: sum, mean, max/min, amax/amin, prod, var/std,
-argmax/argmin, and the ops that keep the dims but order or accumulate along one (sort,
-cumsum, cumprod)."""
+argmax/argmin, any/all, and the ops that keep the dims but order or accumulate along one (sort,
+cumsum, cumprod, and cumprod's gradient, cumprod_backward), and scatter. Each is declared once
+(``_op.declare``)."""
 
 from __future__ import annotations
 
