@@ -21,6 +21,7 @@ _X = _rng.uniform(0.5, 1.5, (3, 4))
 _Y = np.array([[0.0, 1.5, -0.5, 2.0]] * 3)  # (a zero exponent and a negative one)
 _ROWS = np.array([0, 2, 0])  # (an integer or bool array is an index tensor; a list, an index list)
 _COLUMNS = np.array([[0], [3], [3]])
+_INDEX = np.array([[2, 0], [1, 3]])  # (an index tensor: integer, never differentiated)
 
 
 def _t(a):
@@ -46,6 +47,26 @@ CASES = [
     (reduction.MinAll, (_X,)),
     (reduction.MaxDim, (_X, 1, False)),
     (reduction.MinDim, (_X, 0, True)),
+    # reduction: mean, prod, amax/amin, var/std, cumsum, cumprod, sort, scatter
+    (reduction.MeanAll, (_X,)),
+    (reduction.MeanDim, (_X, (1,), False)),
+    (reduction.ProdAll, (_X,)),
+    (reduction.ProdAll, (_Y,)),
+    (reduction.ProdDim, (_X, 1, False)),
+    (reduction.ProdDim, (_Y, 0, True)),
+    (reduction.Amax, (_X, (0,), False)),
+    (reduction.Amin, (_X, (0, 1), True)),
+    (reduction.Var, (_X, None, None, False)),
+    (reduction.Var, (_X, (1,), 0, True)),
+    (reduction.Std, (_X, None, None, False)),
+    (reduction.Std, (_X, (0,), 1, False)),
+    (reduction.Cumsum, (_X, 1)),
+    (reduction.Cumprod, (_X, 1)),
+    (reduction.Cumprod, (_Y, 0)),
+    (reduction.Sort, (_X, 1, True)),
+    (reduction.SortStable, (_Y, 1, False)),
+    (reduction.Scatter, (_X, 1, _INDEX, _X[:2, :2])),
+    (reduction.ScatterValue, (_X, 1, _INDEX, 2.0)),
     (shape.View, (_X, (2, 6))),
     # indexing
     (indexing.Alias, (_X,)),

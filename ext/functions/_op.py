@@ -59,15 +59,18 @@ class Overload(BuiltinFunction):
       to;
     - ``saved_fields``: the tensors backward reads, by name (an argument or an output), each shown
       as ``_saved_<name>``; ``saved_attrs``: the non-tensor values, by argument name, and
-      ``<arg>_sym_sizes`` / ``<arg>_dim`` for the shape / number of dims of an argument;
-      ``saved_list``: an argument that is a list of tensors (index's ``indices``), saved tensor
-      by tensor after ``saved_fields`` and shown whole; no ``setup_context`` needs writing;
+      ``<arg>_sym_sizes`` / ``<arg>_sym_numel`` / ``<arg>_dim`` for the shape / number of
+      elements / number of dims of an argument; ``saved_list``: an argument that is a list of
+      tensors (index's ``indices``), saved tensor by tensor after ``saved_fields`` and shown
+      whole; no ``setup_context`` needs writing;
     - ``non_differentiable``: outputs that get no grad_fn (max's indices);
     - ``is_view``: the result is a view of the first argument (shares its storage and version);
     - ``returns``: the named tuple that a multi-output forward returns;
     - ``jvp``: ``ELEMENTWISE``, ``LINEAR``, ``JOINTLY_LINEAR`` or ``jvp(ctx, *tangents)`` beside
       ``backward``,
       returning the outputs' tangents (torch's signature: one tangent per forward argument);
+    - ``jvp_zeros``: an explicit ``jvp`` is given zeros like the input, not None, for a tensor
+      input without a tangent (as torch's formulas that read every input's tangent are);
     - ``double_backward``: whether backward is itself differentiable (the contract the bridge
       and ext.testing read).
     """
@@ -79,6 +82,7 @@ class Overload(BuiltinFunction):
     is_view = False
     returns: type | None = None
     jvp = None
+    jvp_zeros = False
     double_backward = True
     # Filled in when the class is made: where each saved value comes from.
     _save_from: tuple = ()
@@ -109,12 +113,9 @@ class Overload(BuiltinFunction):
             cls._list_from = names[cls.saved_list]
         attrs = []
         for name in cls.saved_attrs:
-            if name.endswith("_sym_sizes"):
-                attrs.append((name, names[name[: -len("_sym_sizes")]], "sizes"))
-            elif name not in names and name.endswith("_dim"):
-                attrs.append((name, names[name[: -len("_dim")]], "dim"))
-            else:
-                attrs.append((name, names[name], ""))
+            kind = name[name.find("_sym_"):] if "_sym_" in name else \
+                "_dim" if name not in names and name.endswith("_dim") else ""
+            attrs.append((name, names[name[: len(name) - len(kind)]], kind))
         cls._attr_from = tuple(attrs)
         pos = cls.tensor_positions
         pos = tuple(range(len(cls.args))) if pos is None else tuple(pos)
@@ -146,7 +147,8 @@ class Overload(BuiltinFunction):
         ctx._nonleaf = 0
         for name, p, kind in cls._attr_from:
             v = args[p] if p >= 0 else outputs[~p]
-            setattr(ctx, name, tuple(v.shape) if kind == "sizes" else v.dim() if kind else v)
+            setattr(ctx, name, tuple(v.shape) if kind == "_sym_sizes" else
+                    v.numel() if kind == "_sym_numel" else v.dim() if kind else v)
         return ctx
 
     @classmethod
@@ -172,6 +174,10 @@ class Overload(BuiltinFunction):
         outputs = out if type(out) is tuple else (out,)
         needs = tuple([t is not None for t in tangents])
         if rule is not ELEMENTWISE:
+            if cls.jvp_zeros:
+                edges = cls._edge_pos
+                tangents = tuple([namespace_of(a).zeros_like(a) if t is None and p in edges
+                                  else t for p, (a, t) in enumerate(zip(args, tangents))])
             return rule(cls.ctx_for(args, outputs, needs), *tangents)
         total = None
         for i, t in enumerate(tangents):
@@ -193,6 +199,12 @@ class Overload(BuiltinFunction):
         return getattr(namespace_of(args[0]).ops.aten, cls._aten)(*args)
 
 
+# A saved attribute's value from its argument: the argument itself, or its shape or its
+# number of elements for ``<arg>_sym_sizes`` and ``<arg>_sym_numel`` (torch's names).
+_DERIVED = {"": "{}", "_sym_sizes": "tuple({}.shape)", "_sym_numel": "{}.numel()",
+            "_dim": "{}.dim()"}
+
+
 def _setup_for(cls: type) -> Callable:
     """``setup_context`` made from the declared saves, written out as code (as ``dataclasses``
     writes ``__init__``): a loop over the plan costs a measurable share of a small op's
@@ -211,8 +223,7 @@ def _setup_for(cls: type) -> Callable:
     if saved:
         lines.append(f"ctx.save_for_backward({', '.join(saved)})")
     for name, p, kind in cls._attr_from:
-        lines.append(f"ctx.{name} = tuple({source(p)}.shape)" if kind == "sizes" else
-                     f"ctx.{name} = {source(p)}.dim()" if kind else f"ctx.{name} = {source(p)}")
+        lines.append(f"ctx.{name} = " + _DERIVED[kind].format(source(p)))
     body = "\n    ".join(lines or ["pass"])
     namespace: dict = {}
     exec(f"def setup_context(ctx, inputs, output):\n    {body}\n", namespace)  # noqa: S102

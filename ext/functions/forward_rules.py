@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from . import activation, linalg, reduction, shape
+from . import activation, linalg, shape
 from .pointwise import arithmetic, logical, selection, unary
 from .pointwise.selection import where
 
@@ -175,61 +175,6 @@ def _where(args, out, t):
     return where(cond, 0.0 if t[1] is None else t[1], 0.0 if t[2] is None else t[2])
 
 
-# ---------------------------------------------------------------------------------- reductions
-def _amax(args, out, t):
-    # torch's amaxamin_jvp: the mean of the tangents where x equals the result (nan where none
-    # does, as at a nan)
-    x, dim, keepdim = args
-    dims = _reduce_dims(x, dim)
-    mask = x == reduction._expand_back(out, dims, keepdim, tuple(x.shape))
-    return where(mask, t[0], 0.0).sum(dims, keepdim=keepdim) / mask.sum(dims, keepdim=keepdim)
-
-
-def _prod(args, out, t):
-    # torch's: prod_backward(ones, x, result[, dim, keepdim]) * t, summed over the reduced dims
-    x = args[0].to(out.dtype)
-    ones = out.new_ones(out.shape)
-    if len(args) == 1:
-        return (reduction.prod_backward(ones, x, out) * t[0]).sum()
-    dim, keepdim = args[1], args[2]
-    return (reduction.prod_backward(ones, x, out, dim, keepdim) * t[0]).sum(dim, keepdim)
-
-
-def _cumprod(args, out, t):
-    # torch's cumprod_jvp: (t / x).cumsum * result where no zero came before; from a slice's
-    # first zero on, the running product of x with t put in place of that zero
-    x, dim = args[0], args[1]
-    tx = t[0]
-    gradient = (tx / x).cumsum(dim) * out
-    zero = x == 0
-    if x.ndim == 0:
-        return where(zero, tx, gradient)
-    first = zero.logical_and(zero.cumsum(dim) == 1)
-    after_first = first.cumsum(dim).to(_dtype.bool)
-    return where(after_first, where(first, tx, x).cumprod(dim), gradient).to(out.dtype)
-
-
-def _variance(args, out, t, std: bool):
-    # torch's: var_backward(t, x, keepdim=True) summed over the reduced dims; for std, over
-    # 2 std (0 where std is 0)
-    x, dim, correction, keepdim = args
-    dims = None if dim is None else _reduce_dims(x, dim)
-    terms = reduction.var_backward(t[0], x, dims, correction, True)
-    with np.errstate(invalid="ignore"):  # (inf - inf: torch's nan, without NumPy's warning)
-        dvar = terms.sum(tuple(range(x.ndim)) if dims is None else dims, keepdim=keepdim)
-    if not std:
-        return dvar
-    return where(out == 0, 0.0, dvar / (2 * out))
-
-
-def _sort(args, out, t):
-    x, dim, descending = args
-    if x.ndim == 0:
-        return t[0], None
-    idx = reduction.sort(x.detach(), dim, descending, stable=True).indices
-    return t[0].gather(dim, idx), None
-
-
 # ---------------------------------------------------------------------------------- activation
 def _softmax(args, out, t):
     dim = args[1]
@@ -330,19 +275,6 @@ RULES = {
     selection.ClampMinTensor: _clamp_min_tensor, selection.ClampMaxTensor: _clamp_max_tensor,
     selection.Maximum: _extremum(True), selection.Minimum: _extremum(False),
     selection.Where: _where,
-    # reductions
-    reduction.MeanAll: lambda a, o, t: t[0].mean(),
-    reduction.MeanDim: _linear(lambda t, dim, keepdim=False: t.mean(dim, keepdim=keepdim)),
-    reduction.Cumsum: _linear(lambda t, dim: t.cumsum(dim)),
-    reduction.Cumprod: _cumprod,
-    reduction.Amax: _amax, reduction.Amin: _amax,
-    reduction.ProdAll: _prod, reduction.ProdDim: _prod,
-    reduction.Var: lambda a, o, t: _variance(a, o, t, False),
-    reduction.Std: lambda a, o, t: _variance(a, o, t, True),
-    reduction.Sort: _sort, reduction.SortStable: _sort,
-    reduction.Scatter: lambda a, o, t: reduction.scatter(
-        _or_zeros(t[0], a[0]), a[1], a[2], _or_zeros(t[3], a[3])),
-    reduction.ScatterValue: lambda a, o, t: reduction.scatter(t[0], a[1], a[2], 0.0),
     # shapes
     shape.T: lambda a, o, t: t[0].t(),
     shape.Transpose: _linear(lambda t, d0, d1: t.transpose(d0, d1)),

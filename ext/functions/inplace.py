@@ -487,7 +487,7 @@ def _augmented(op):
 def methods() -> dict:
     """The in-place Tensor methods, made from the out-of-place ops of ``ext.functions``."""
     from . import pointwise as pw
-    from .reduction import _dtype_arg, cumprod, scatter
+    from .reduction import _dtype_arg, cumprod
 
     def masked_fill_(x: Tensor, mask, value) -> Tensor:
         warn_expanded(x, "masked_fill_", "tensor[mask] = scalar", 5)
@@ -513,7 +513,7 @@ def methods() -> dict:
         "round_": pw.round, "sign_": pw.sign, "reciprocal_": pw.reciprocal,
         "log1p_": pw.log1p, "expm1_": pw.expm1, "rsqrt_": pw.rsqrt,
         "nan_to_num_": pw.nan_to_num, "masked_fill_": masked_fill_,
-        "scatter_": scatter, "cumprod_": cumprod_,
+        "cumprod_": cumprod_,
     }
     _DIRECT.update({pw.add: np.add, pw.sub: np.subtract, pw.mul: np.multiply,
                     pw.div: np.true_divide})

@@ -1,10 +1,12 @@
 """Reductions over all elements or over some dims: sum, mean, max/min, amax/amin, prod, var/std,
-argmax/argmin, and the ops that keep the dims but order or accumulate along one (sort,
-cumsum, cumprod)."""
+argmax/argmin, any/all, and the ops that keep the dims but order or accumulate along one (sort,
+cumsum, cumprod, and cumprod's gradient, cumprod_backward), and scatter. Each is declared once
+(``_op.declare``)."""
 
 from __future__ import annotations
 
 import builtins
+import math
 import warnings
 from typing import NamedTuple
 
@@ -15,7 +17,7 @@ from .._args import as_number
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
-from ._builtin import BuiltinFunction, as_array, namespace_of, record, record_node
+from ._builtin import as_array, namespace_of
 from ._op import LINEAR, Overload, declare, dispatch
 from .indexing import _INTEGERS, _along
 from .pointwise.arithmetic import div_scalar
@@ -139,21 +141,12 @@ def _sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 sum = declare("sum", SumAll, SumDim, function=_sum)  # noqa: A001 - torch's name
 
 
-class MeanAll(BuiltinFunction):
+class MeanAll(Overload):
     """Mean of all elements: grad / numel, expanded."""
 
     node_name = "MeanBackward0"
     saved_attrs = ("self_sym_numel", "self_sym_sizes")
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x):
-        return x.mean()
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.self_sym_sizes = tuple(inputs[0].shape)
-        ctx.self_sym_numel = inputs[0].numel()
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
@@ -161,23 +154,14 @@ class MeanAll(BuiltinFunction):
         return div_scalar(grad.expand(ctx.self_sym_sizes), ctx.self_sym_numel)
 
 
-class MeanDim(BuiltinFunction):
+class MeanDim(Overload):
     """Mean over ``dim``: grad divided by the number of reduced elements, expanded."""
 
     node_name = "MeanBackward1"
+    args = ("self", "dim", "keepdim")
     saved_attrs = ("dim", "keepdim", "self_sym_numel", "self_sym_sizes")
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim, keepdim=False):
-        return x.mean(dim, keepdim=keepdim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.dim = _as_dim_tuple(inputs[1])
-        ctx.keepdim = inputs[2]
-        ctx.self_sym_sizes = tuple(inputs[0].shape)
-        ctx.self_sym_numel = inputs[0].numel()
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
@@ -188,7 +172,7 @@ class MeanDim(BuiltinFunction):
         return div_scalar(_expand_back(grad, ctx.dim, ctx.keepdim, sizes), count), None, None
 
 
-def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def _mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean of all elements, or over ``dim``."""
     check_keepdim(keepdim, "mean")
     if type(x) is not Tensor:
@@ -202,17 +186,12 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
                            "floating point or complex dtype. Got: "
                            f"{FROM_NUMPY[d.dtype]._short}")
     if dim is None:
-        out = wrap(np_mean(d))
-        if x._requires_grad and STATE.grad_enabled or STATE.special:
-            record(MeanAll, out, (x,), (x,))
-        return out
-    axes = _axes(dim, d.ndim)
-    out = wrap(np_mean(d, axes, keepdim))
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(MeanDim, out, (x,), (x, dim, keepdim))
-    return out
+        return dispatch(MeanAll, np_mean(d), (x,))
+    data = np_mean(d, _axes(dim, d.ndim), keepdim)
+    return dispatch(MeanDim, data, (x, _as_dim_tuple(dim), keepdim))
 
 
+mean = declare("mean", MeanAll, MeanDim, function=_mean)
 
 
 # ---------------------------------------------------------------------------------- named tuples
@@ -237,48 +216,55 @@ class return_types:  # noqa: N801 - torch's name
 
 
 # ---------------------------------------------------------------------------------- scatter
-class Scatter(BuiltinFunction):
+class Scatter(Overload):
     """``self`` with ``src`` written at ``index`` along ``dim``: src's gradient is gathered back,
     self's is grad with the written places zeroed."""
 
     node_name = "ScatterBackward0"
+    args = ("self", "dim", "index", "src")
     saved_fields = ("index",)
     saved_attrs = ("dim",)
     tensor_positions = (0, 3)
-
-    @staticmethod
-    def forward(x, dim, index, src):
-        return x.scatter(dim, index, src)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[2])
-        ctx.dim = inputs[1]
+    jvp_zeros = True
 
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
         gx = gsrc = None
         if ctx.needs_input_grad[0]:
-            gx = scatter(grad, ctx.dim, index, 0.0)
+            gx = grad.scatter(ctx.dim, index, 0.0)
         if ctx.needs_input_grad[3]:
             gsrc = grad.gather(ctx.dim, index)
         return gx, None, None, gsrc
 
+    @staticmethod
+    def jvp(ctx, tangent, _dim, _index, tangent_src):
+        # linear in self and src together: the op on their tangents (zeros for none)
+        (index,) = ctx.saved_tensors
+        return tangent.scatter(ctx.dim, index, tangent_src)
 
-class ScatterValue(Scatter):
+
+class ScatterValue(Overload):
     """``x.scatter(dim, index, value)`` with a number: only x has a gradient."""
 
     node_name = "ScatterBackward1"
+    args = ("self", "dim", "index", "value")
+    saved_fields = ("index",)
+    saved_attrs = ("dim",)
     tensor_positions = (0,)
 
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
-        return scatter(grad, ctx.dim, index, 0.0), None, None, None
+        return grad.scatter(ctx.dim, index, 0.0), None, None, None
+
+    @staticmethod
+    def jvp(ctx, tangent, *_):
+        (index,) = ctx.saved_tensors
+        return tangent.scatter(ctx.dim, index, 0.0)
 
 
-def scatter(x: Tensor, dim: int, index: Tensor, src=None, *, value=None) -> Tensor:
+def _scatter(x: Tensor, dim: int, index: Tensor, src=None, *, value=None) -> Tensor:
     """A copy of ``x`` with ``src`` (a tensor or a number, or ``value``) written at ``index``
     along ``dim``: ``out[index[i][j]][j] = src[i][j]`` for dim 0."""
     if src is None:
@@ -298,14 +284,10 @@ def scatter(x: Tensor, dim: int, index: Tensor, src=None, *, value=None) -> Tens
         else:
             values = np.asarray(src).astype(d.dtype)
         flat[_along(ix, pos)] = values
-    out = wrap(d)
-    if STATE.grad_enabled and d.dtype.kind == "f" and (
-            x._requires_grad or (type(src) is Tensor and src._requires_grad)) or STATE.special:
-        if type(src) is Tensor:
-            record(Scatter, out, (x, src), (x, dim, index, src))
-        else:
-            record(ScatterValue, out, (x,), (x, dim, index, src))
-    return out
+    return dispatch(Scatter if type(src) is Tensor else ScatterValue, d, (x, dim, index, src))
+
+
+scatter = declare("scatter", Scatter, ScatterValue, function=_scatter, inplace="scatter_")
 
 
 def _check_scatter(d: np.ndarray, dim: int, idx: np.ndarray, src) -> None:
@@ -472,22 +454,14 @@ max = declare("max", MaxAll, MaxDim, function=_max)  # noqa: A001 - torch's name
 min = declare("min", MinAll, MinDim, function=_min)  # noqa: A001 - torch's name
 
 
-class Amax(BuiltinFunction):
+class Amax(Overload):
     """The largest values along dims: the gradient is split evenly among ties in each slice."""
 
     node_name = "AmaxBackward0"
+    args = ("self", "dim", "keepdim")
     saved_fields = ("self", "result")
     saved_attrs = ("dim", "keepdim")
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim=(), keepdim=False):
-        return x.amax(dim, keepdim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0], output)
-        ctx.dim, ctx.keepdim = _as_dim_tuple(inputs[1]), inputs[2]
 
     @staticmethod
     def backward(ctx, grad):
@@ -503,115 +477,121 @@ class Amax(BuiltinFunction):
         count = _expand_back(mask.sum(dims, keepdim=True), dims, True, sizes)
         return mask * (_expand_back(grad, dims, ctx.keepdim, sizes) / count), None, None
 
+    @staticmethod
+    def jvp(ctx, tangent, *_):
+        # torch's amaxamin_jvp: the mean of the tangents where x equals the result (nan where
+        # none does, as at a nan)
+        x, result = ctx.saved_tensors
+        dims, keepdim = ctx.dim if ctx.dim else tuple(range(x.ndim)), ctx.keepdim
+        mask = x == _expand_back(result, dims, keepdim, tuple(x.shape))
+        picked = namespace_of(x).where(mask, tangent, 0.0)
+        return picked.sum(dims, keepdim=keepdim) / mask.sum(dims, keepdim=keepdim)
+
 
 class Amin(Amax):
     """The smallest values along dims: the gradient is split evenly among ties in each slice."""
 
     node_name = "AminBackward0"
 
-    @staticmethod
-    def forward(x, dim=(), keepdim=False):
-        return x.amin(dim, keepdim)
-
 
 def _amax_amin(op: type, kernel, x: Tensor, dim, keepdim: bool) -> Tensor:
     # kernel is np.amax or np.amin, whose names are torch's op names.
     d = x._data
-    if d.size == 0 and d.ndim and dim is not None:
+    dim = () if dim is None else dim  # (torch's default: all dims)
+    if d.size == 0 and d.ndim:
         # torch checks the size of each dim, in the order given, before it looks for a repeat
         for given in _as_dim_tuple(dim):
             if d.shape[_wrap_dim(given, d.ndim)] == 0:
                 raise IndexError(f"{kernel.__name__}(): Expected reduction dim {given} to have "
                                  "non-zero size.")
-    axes = _axes(dim, d.ndim) if dim not in ((), None) else None
+    axes = _axes(dim, d.ndim) if dim != () else None
     if axes is None and d.size == 0:
         raise RuntimeError(f"{kernel.__name__}(): Expected reduction dim to be specified for "
                            "input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
-    out = wrap(kernel(d, axis=axes, keepdims=keepdim))
-    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
-        record(op, out, (x,), (x, dim, keepdim))
-    return out
+    return dispatch(op, kernel(d, axis=axes, keepdims=keepdim), (x, _as_dim_tuple(dim), keepdim))
 
 
-def amax(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+def _amax(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The largest values over ``dim`` (all dims when empty)."""
     check_keepdim(keepdim, "amax")
     return _amax_amin(Amax, np.amax, x, dim, keepdim)
 
 
-def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+def _amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The smallest values over ``dim`` (all dims when empty)."""
     check_keepdim(keepdim, "amin")
     return _amax_amin(Amin, np.amin, x, dim, keepdim)
 
 
+amax = declare("amax", Amax, function=_amax)
+amin = declare("amin", Amin, function=_amin)
+
+
 # ---------------------------------------------------------------------------------- prod
-class ProdAll(BuiltinFunction):
+class ProdAll(Overload):
     """The product of all elements: d/dx_i = product of the others (zeros handled)."""
 
     node_name = "ProdBackward0"
     saved_fields = ("self", "result")
 
     @staticmethod
-    def forward(x):
-        return x.prod()
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0], output)
-
-    @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
         return prod_backward(grad, x.to(grad.dtype), result)
 
+    @staticmethod
+    def jvp(ctx, tangent):
+        # torch's: prod_backward(ones, x, result) * t, summed
+        x, result = ctx.saved_tensors
+        return (prod_backward(result.new_ones(()), x.to(result.dtype), result) * tangent).sum()
 
-class ProdDim(BuiltinFunction):
+
+class ProdDim(Overload):
     """The product along ``dim``."""
 
     node_name = "ProdBackward1"
+    args = ("self", "dim", "keepdim")
     saved_fields = ("self", "result")
     saved_attrs = ("dim", "keepdim")
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim, keepdim=False):
-        return x.prod(dim, keepdim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0], output)
-        ctx.dim, ctx.keepdim = inputs[1], inputs[2]
 
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
         return prod_backward(grad, x.to(grad.dtype), result, ctx.dim, ctx.keepdim), None, None
 
+    @staticmethod
+    def jvp(ctx, tangent, *_):
+        # torch's: prod_backward(ones, x, result, dim, keepdim) * t, summed over dim
+        x, result = ctx.saved_tensors
+        dim, keepdim = ctx.dim, ctx.keepdim
+        terms = prod_backward(result.new_ones(result.shape), x.to(result.dtype), result, dim,
+                              keepdim)
+        return (terms * tangent).sum(dim, keepdim)
+
 
 def prod_backward(grad: Tensor, x: Tensor, result: Tensor, dim=None,
                   keepdim: bool = False) -> Tensor:
     """torch's ``prod_backward``: d prod / d x_i = the product of the other elements of x_i's
     slice, as ``grad * result / x`` when x has no zero, else through exclusive running products
-    (``prod_safe_zeros_backward``). Written in ext's ops, so that its own derivative is the one
+    (``prod_safe_zeros_backward``). Written in tensor ops, so that its own derivative is the one
     torch records through the same formula (nan beside a zero and an inf included)."""
     if x.ndim == 0:
         return grad
-    zeros = int(np.count_nonzero(x._data == 0))
-    if dim is None:
-        if not zeros:
-            return grad * (result / x)
-        if zeros > 1 and not namespace_of(x).is_grad_enabled():
-            # with two zeros every product of the others is 0 (even beside a nan or an inf),
-            # unless the gradient is to be differentiated again
-            return namespace_of(x).zeros_like(x)
-        return _prod_safe_zeros_backward(grad, x.contiguous().view(-1), 0).view_as(x)
-    dim = _wrap_dim(dim, x.ndim)
-    if not keepdim:
-        grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
-    if not zeros:
+    if dim is not None:
+        dim = _wrap_dim(dim, x.ndim)
+        if not keepdim:
+            grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
+    if x.all().item():  # (no zero)
         return grad * (result / x)
-    return _prod_safe_zeros_backward(grad, x, dim)
+    if dim is not None:
+        return _prod_safe_zeros_backward(grad, x, dim)
+    ns = namespace_of(x)
+    if not ns.is_grad_enabled() and (x == 0).sum().item() > 1:
+        # with two zeros every product of the others is 0 (even beside a nan or an inf),
+        # unless the gradient is to be differentiated again (torch's own test)
+        return ns.zeros_like(x)
+    return _prod_safe_zeros_backward(grad, x.contiguous().view(-1), 0).view_as(x)
 
 
 def _prod_safe_zeros_backward(grad: Tensor, x: Tensor, dim: int) -> Tensor:
@@ -631,29 +611,27 @@ def _prod_safe_zeros_backward(grad: Tensor, x: Tensor, dim: int) -> Tensor:
     return grad * (before * after)
 
 
-def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def _prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The product of all elements, or along ``dim``."""
     check_keepdim(keepdim, "prod")
     d = x._data
     acc = _sum_dtype(d, dtype, "prod", dim)
     if dim is None:
-        out = wrap(d.prod(dtype=acc))
-        if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
-            record(ProdAll, out, (x,), (x,))
-        return out
+        return dispatch(ProdAll, d.prod(dtype=acc), (x,))
     pos = _wrap_dim(dim, d.ndim)
-    out = wrap(d.prod(axis=pos, keepdims=keepdim, dtype=acc) if d.ndim
-                        else d.astype(acc or d.dtype))
-    if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
-        record(ProdDim, out, (x,), (x, dim, keepdim))
-    return out
+    data = d.prod(axis=pos, keepdims=keepdim, dtype=acc) if d.ndim else d.astype(acc or d.dtype)
+    return dispatch(ProdDim, data, (x, dim, keepdim))
+
+
+prod = declare("prod", ProdAll, ProdDim, function=_prod)
 
 
 # ---------------------------------------------------------------------------------- var / std
-class Var(BuiltinFunction):
+class Var(Overload):
     """Variance: d/dx = 2 (x - mean) / (N - correction)."""
 
     node_name = "VarBackward0"
+    args = ("self", "dim", "correction", "keepdim")
     saved_fields = ("self",)
     saved_attrs = ("correction", "dim", "keepdim")
     tensor_positions = (0,)
@@ -663,15 +641,18 @@ class Var(BuiltinFunction):
         return x.var(dim, correction=correction, keepdim=keepdim)
 
     @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
-        ctx.dim = None if inputs[1] is None else _as_dim_tuple(inputs[1])
-        ctx.correction, ctx.keepdim = inputs[2], inputs[3]
+    def backward(ctx, grad):
+        x = ctx.saved_tensors[0]
+        return var_backward(grad, x, ctx.dim, ctx.correction, ctx.keepdim), None, None, None
 
     @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return var_backward(grad, x, ctx.dim, ctx.correction, ctx.keepdim), None, None, None
+    def jvp(ctx, tangent, *_):
+        # torch's: var_backward(t, x, keepdim=True) summed over the reduced dims; for std, over
+        # 2 std (0 where std is 0)
+        x = ctx.saved_tensors[0]
+        dims = None if ctx.dim is None else ctx.dim or tuple(range(x.ndim))
+        terms = var_backward(tangent, x, dims, ctx.correction, True)
+        return terms.sum(tuple(range(x.ndim)) if dims is None else dims, keepdim=ctx.keepdim)
 
 
 class Std(Var):
@@ -685,17 +666,17 @@ class Std(Var):
         return x.std(dim, correction=correction, keepdim=keepdim)
 
     @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0], output)
-        ctx.dim = None if inputs[1] is None else _as_dim_tuple(inputs[1])
-        ctx.correction, ctx.keepdim = inputs[2], inputs[3]
-
-    @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
         # torch: the variance's gradient for grad / (2 std), 0 where the std is 0
         grad_var = (grad / (result * 2)).masked_fill(result == 0, 0)
         return var_backward(grad_var, x, ctx.dim, ctx.correction, ctx.keepdim), None, None, None
+
+    @staticmethod
+    def jvp(ctx, tangent, *_):
+        result = ctx.saved_tensors[1]
+        dvar = Var.jvp(ctx, tangent)
+        return namespace_of(result).where(result == 0, 0.0, dvar / (2 * result))
 
 
 def var_backward(grad: Tensor, x: Tensor, dim: tuple | None, correction, keepdim: bool) -> Tensor:
@@ -706,11 +687,11 @@ def var_backward(grad: Tensor, x: Tensor, dim: tuple | None, correction, keepdim
     if n - c <= 0 and (dim is None or x.ndim == 0):
         # 2 / 0 times x - mean: grad times nan where x is its mean, inf elsewhere (torch's where
         # of two numbers, in the default dtype, then converted to x's dtype).
-        out = grad * namespace_of(x).where(x == x.mean(), np.nan, np.inf)
+        out = grad * namespace_of(x).where(x == x.mean(), math.nan, math.inf)
         return out if out.dtype == x.dtype else out.to(x.dtype)
     centred = x - x.mean(dims, keepdim=True)
     return (_expand_back(grad, dims, keepdim, tuple(x.shape)) * centred *
-            (np.float64(2.0) / (n - c)))
+            (2.0 / (n - c) if n != c else math.inf))
 
 
 def _var_dims(x: Tensor, dim) -> tuple:
@@ -761,41 +742,38 @@ def _variance(op: type, x: Tensor, dim, unbiased, keepdim: bool, correction, nam
                       UserWarning, stacklevel=3)
     with np.errstate(divide="ignore", invalid="ignore"):
         v = d.var(axis=axes, ddof=c, keepdims=keepdim)
-        out = wrap(np.sqrt(v) if op is Std else v.astype(d.dtype, copy=False))
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(op, out, (x,), (x, dim, saved_correction, keepdim))
-    return out
+        data = np.sqrt(v) if op is Std else v.astype(d.dtype, copy=False)
+    return dispatch(op, data, (x, None if dim is None else _as_dim_tuple(dim), saved_correction,
+                               keepdim))
 
 
-def var(x: Tensor, dim=None, unbiased=_NOT_GIVEN, keepdim: bool = False, *,
+def _var(x: Tensor, dim=None, unbiased=_NOT_GIVEN, keepdim: bool = False, *,
         correction=None) -> Tensor:
     """The variance (Bessel-corrected unless ``correction``/``unbiased`` say otherwise)."""
     check_keepdim(keepdim, "var")
     return _variance(Var, x, dim, unbiased, keepdim, correction, "var")
 
 
-def std(x: Tensor, dim=None, unbiased=_NOT_GIVEN, keepdim: bool = False, *,
+def _std(x: Tensor, dim=None, unbiased=_NOT_GIVEN, keepdim: bool = False, *,
         correction=None) -> Tensor:
     """The standard deviation (Bessel-corrected unless told otherwise)."""
     check_keepdim(keepdim, "std")
     return _variance(Std, x, dim, unbiased, keepdim, correction, "std")
 
 
+var = declare("var", Var, function=_var)
+std = declare("std", Std, function=_std)
+
+
 # ---------------------------------------------------------------------------------- cumsum
-class Cumsum(BuiltinFunction):
+class Cumsum(Overload):
     """Running sums along ``dim``: the gradient is the reversed running sum of grad."""
 
     node_name = "CumsumBackward0"
+    args = ("self", "dim")
     saved_attrs = ("dim",)
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim):
-        return x.cumsum(dim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.dim = inputs[1]
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
@@ -808,7 +786,7 @@ class Cumsum(BuiltinFunction):
         return grad.flip(dim).cumsum(dim).flip(dim), None
 
 
-def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
+def _cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Running sums along ``dim``."""
     d = x._data
     acc = _sum_dtype(d, dtype, "cumsum", dim)
@@ -816,35 +794,44 @@ def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     # torch's result is contiguous whatever the input's layout (a reshape of it is a view);
     # inf - inf gives its nan silently
     with np.errstate(invalid="ignore", over="ignore"):
-        out = wrap(np.cumsum(np.asarray(d, order="C"), axis=pos, dtype=acc) if d.ndim
-                   else d.astype(acc or d.dtype))
-    if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
-        record(Cumsum, out, (x,), (x, dim))
-    return out
+        data = (np.cumsum(np.asarray(d, order="C"), axis=pos, dtype=acc) if d.ndim
+                else d.astype(acc or d.dtype))
+    return dispatch(Cumsum, data, (x, dim))
+
+
+cumsum = declare("cumsum", Cumsum, function=_cumsum)
 
 
 # ---------------------------------------------------------------------------------- cumprod
-class Cumprod(BuiltinFunction):
+class Cumprod(Overload):
     """Running products along ``dim``: torch's ``cumprod_backward``."""
 
     node_name = "CumprodBackward0"
+    args = ("self", "dim")
     saved_fields = ("self", "result")
     saved_attrs = ("dim",)
     tensor_positions = (0,)
 
     @staticmethod
-    def forward(x, dim):
-        return x.cumprod(dim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0], output)
-        ctx.dim = inputs[1]
-
-    @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        return cumprod_backward(grad.to(x.dtype), x, ctx.dim, result), None
+        return namespace_of(grad).ops.aten.cumprod_backward(grad.to(x.dtype), x, ctx.dim,
+                                                            result), None
+
+    @staticmethod
+    def jvp(ctx, tangent, *_):
+        # torch's cumprod_jvp: (t / x).cumsum * result where no zero came before; from a slice's
+        # first zero on, the running product of x with t put in place of that zero
+        x, result = ctx.saved_tensors
+        dim, where = ctx.dim, namespace_of(x).where
+        gradient = (tangent / x).cumsum(dim) * result
+        zero = x == 0
+        if x.ndim == 0:
+            return where(zero, tangent, gradient)
+        first = zero.logical_and(zero.cumsum(dim) == 1)
+        after_first = first.cumsum(dim) != 0
+        return where(after_first, where(first, tangent, x).cumprod(dim),
+                     gradient).to(result.dtype)
 
 
 # The running type of torch's CPU kernels: float32 runs in float64 (each step rounded back),
@@ -861,26 +848,26 @@ def _running(kernel, d: np.ndarray, axis: int) -> np.ndarray:
         return kernel(d, axis=axis, dtype=acc).astype(d.dtype)
 
 
-def cumprod_backward(grad: Tensor, x: Tensor, dim: int, result: Tensor) -> Tensor:
+def _cumprod_backward(grad: Tensor, x: Tensor, dim: int, result: Tensor) -> Tensor:
     """torch's ``cumprod_backward``: d out_j / d x_k = the product of x_i for i <= j, i != k.
 
     Without zeros it is ``reversed_cumsum(grad * result) / x``. With zeros, and no graph to
-    build, torch's O(n) form: elements after a slice's first zero get 0, those before it the
-    formula above over the elements before it, the first zero the running products up to the
-    second one; under grad mode, the O(n^2) form whose derivative is cumprod's second one."""
+    build, torch's O(n) form (on arrays, nothing being recorded): elements after a slice's first
+    zero get 0, those before it the formula above over the elements before it, the first zero
+    the running products up to the second one; under grad mode, the O(n^2) form whose
+    derivative is cumprod's second one. A composite op, as in torch: the ops it runs record."""
     if x.numel() <= 1:
         return grad
     dim = _wrap_dim(dim, x.ndim)
     n = x.shape[dim]
     if n == 1:
         return grad
-    ns = namespace_of(x)
     w = result * grad
     if not np.any(x._data == 0):
         return w.flip(dim).cumsum(dim).flip(dim).div(x)
-    if not ns.is_grad_enabled():
-        return wrap(_cumprod_backward_zeros(grad._data, x._data, dim, w._data,
-                                            result._data))
+    if not STATE.grad_enabled:
+        return wrap(_cumprod_backward_zeros(grad._data, x._data, dim, w._data, result._data))
+    ns = namespace_of(x)
     grad_input = ns.zeros(x.shape, dtype=grad.dtype)
     sizes = list(x.shape)
     sizes[dim] = 1
@@ -896,6 +883,10 @@ def cumprod_backward(grad: Tensor, x: Tensor, dim: int, result: Tensor) -> Tenso
             omitted = ns.cat([until, until.expand_as(after) * after], dim)
         grad_input.select(dim, k).copy_((grad.narrow(dim, k, n - k) * omitted).sum(dim))
     return grad_input
+
+
+cumprod_backward = declare("cumprod_backward", function=_cumprod_backward, methods=(),
+                           functions=())
 
 
 def _cumprod_backward_zeros(g: np.ndarray, x: np.ndarray, dim: int, w: np.ndarray,
@@ -925,7 +916,7 @@ def _cumprod_backward_zeros(g: np.ndarray, x: np.ndarray, dim: int, w: np.ndarra
     return grad_input
 
 
-def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
+def _cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Running products along ``dim``."""
     d = x._data
     if dtype is not None:
@@ -934,10 +925,11 @@ def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
         d = d.astype(np.int64)  # integer and bool products run in int64, as in torch
     pos = _wrap_dim(dim, d.ndim)
     # torch's result is contiguous whatever the input's layout
-    out = wrap(_running(np.cumprod, np.asarray(d, order="C"), pos) if d.ndim else d.copy())
-    if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or STATE.special:
-        record(Cumprod, out, (x,), (x, dim))
-    return out
+    data = _running(np.cumprod, np.asarray(d, order="C"), pos) if d.ndim else d.copy()
+    return dispatch(Cumprod, data, (x, dim))
+
+
+cumprod = declare("cumprod", Cumprod, function=_cumprod)
 
 
 # ---------------------------------------------------------------------------------- arg*, sort
@@ -961,40 +953,46 @@ def _arg(x: Tensor, dim, keepdim: bool, largest: bool) -> Tensor:
     return wrap(kernel(d, axis=pos, keepdims=keepdim).astype(np.int64))
 
 
-def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def _argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """The index of the largest element (of the flattened tensor, or along ``dim``)."""
     check_keepdim(keepdim, "argmax")
     return _arg(x, dim, keepdim, True)
 
 
-def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def _argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """The index of the smallest element (of the flattened tensor, or along ``dim``)."""
     check_keepdim(keepdim, "argmin")
     return _arg(x, dim, keepdim, False)
 
 
-class Sort(BuiltinFunction):
+argmax = declare("argmax", function=_argmax)
+argmin = declare("argmin", function=_argmin)
+
+
+class Sort(Overload):
     """Sorted values along ``dim``: the gradient goes back to where each value came from."""
 
     node_name = "SortBackward0"
+    args = ("self", "dim", "descending")
+    outputs = ("values", "indices")
+    non_differentiable = ("indices",)
+    returns = return_types.sort
     saved_fields = ("indices",)
     saved_attrs = ("dim", "self_sym_sizes")
     tensor_positions = (0,)
 
     @staticmethod
-    def forward(x, dim=-1, descending=False):
-        return x.sort(dim, descending)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output[1])
-        ctx.dim = inputs[1]
-        ctx.self_sym_sizes = tuple(inputs[0].shape)
-
-    @staticmethod
     def backward(ctx, grad, grad_indices=None):
         (indices,) = ctx.saved_tensors
         return _scatter_back(grad, ctx.dim, indices, ctx.self_sym_sizes, True), None, None
+
+    @staticmethod
+    def jvp(ctx, tangent, *_):
+        # the tangent of the element each value came from
+        (indices,) = ctx.saved_tensors
+        if not ctx.self_sym_sizes:
+            return tangent, None
+        return tangent.gather(ctx.dim, indices), None
 
 
 class SortStable(Sort):
@@ -1007,12 +1005,12 @@ class SortStable(Sort):
         return x.sort(dim=dim, descending=descending, stable=True)
 
 
-def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False):
+def _sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False):
     """(values, indices) of ``x`` sorted along ``dim``; equal values keep their order."""
     d = x._data
     pos = _wrap_dim(dim, d.ndim)
     if d.ndim == 0:
-        values, indices = wrap(d.copy()), wrap(np.zeros((), np.int64))
+        values, indices = d.copy(), np.zeros((), np.int64)
     else:
         # A stable descending sort sorts a reversed order, which keeps ties in place: ~d for
         # integers and bools (-d would overflow), -d for floats with nan first (torch's nan is
@@ -1023,15 +1021,16 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = F
             idx = np.argsort(~d, axis=pos, kind="stable")
         else:
             idx = np.lexsort((-d, ~np.isnan(d)), axis=pos)
-        values = wrap(np.take_along_axis(d, idx, axis=pos))
-        indices = wrap(idx.astype(np.int64))
-    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
-        record_node(SortStable if stable else Sort, (values,), (x,), (x, dim, descending),
-                    (values, indices))
-    return return_types.sort(values, indices)
+        values, indices = np.take_along_axis(d, idx, axis=pos), idx.astype(np.int64)
+    return dispatch(SortStable if stable else Sort, (values, indices), (x, dim, descending))
+
+
+sort = declare("sort", Sort, SortStable, function=_sort)
 
 
 def _truth(x: Tensor, dim, keepdim: bool, kernel) -> Tensor:
+    # (kernel is ndarray.any or ndarray.all: half the cost of np.any / np.all per call, and
+    # prod's gradient asks x.all() each time)
     d = x._data
     axes = None if dim is None else _axes(dim, d.ndim)
     out = as_array(kernel(d, axis=axes, keepdims=keepdim))
@@ -1039,22 +1038,20 @@ def _truth(x: Tensor, dim, keepdim: bool, kernel) -> Tensor:
     return wrap(out.astype(np.uint8) if d.dtype == np.uint8 else out)
 
 
-def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
+def _any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Whether any element (along ``dim``) is non-zero."""
     check_keepdim(keepdim, "any")
-    return _truth(x, dim, keepdim, np.any)
+    return _truth(x, dim, keepdim, np.ndarray.any)
 
 
-def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
+def _all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Whether every element (along ``dim``) is non-zero."""
     check_keepdim(keepdim, "all")
-    return _truth(x, dim, keepdim, np.all)
+    return _truth(x, dim, keepdim, np.ndarray.all)
 
 
-METHODS = {
-    "any": any, "all": all,
-    "mean": mean, "amax": amax, "amin": amin, "prod": prod,
-    "var": var, "std": std, "cumsum": cumsum, "cumprod": cumprod, "argmax": argmax,
-    "argmin": argmin, "sort": sort, "scatter": scatter,
-}
-FUNCTIONS = dict(METHODS)
+any = declare("any", function=_any)  # noqa: A001 - torch's name
+all = declare("all", function=_all)  # noqa: A001 - torch's name
+
+METHODS: dict = {}
+FUNCTIONS: dict = {}
