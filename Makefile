@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test fuzz lint bench clean
+.PHONY: demo test test-compile fuzz lint bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -19,6 +19,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The pack's parity checklist with torch.compile's inductor backend (C++ kernels: slower).
+test-compile: $(STAMP)
+	EXT_COMPILE_BACKEND=inductor $(BIN)/python -m pytest tests/test_pack.py -k parity_checklist
 
 # 10,000 seeded programs on ext and torch under every grad mode; reports, exits 1 on a mismatch.
 fuzz: $(STAMP)

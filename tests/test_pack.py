@@ -4,6 +4,7 @@ composite, its pinned edge points, its bad input, and its run on both engines.""
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -68,8 +69,10 @@ CASES = {
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_op_passes_the_parity_checklist(name):
+    # (`make test-compile` runs this with torch's inductor backend in place of aot_eager)
     fn, make, reference, skip = CASES[name]
-    assert_parity(fn, *make(), reference=reference, skip=skip)
+    assert_parity(fn, *make(), reference=reference, skip=skip,
+                  compile_backend=os.environ.get("EXT_COMPILE_BACKEND", "aot_eager"))
 
 
 def test_every_pack_op_has_a_parity_case():
@@ -263,6 +266,23 @@ def test_a_backward_with_the_wrong_number_of_gradients_is_refused_as_torch():
 
     for x in (torch.ones(2, requires_grad=True), ext.ones(2, requires_grad=True)):
         with pytest.raises(RuntimeError, match="returned an incorrect number of gradients"):
+            Wrong.apply(x).sum().backward()
+
+
+def test_a_backward_with_a_gradient_of_the_wrong_shape_is_refused_as_torch():
+    class Wrong(ext.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad.new_ones(3)
+
+    for x in (torch.ones(2, requires_grad=True), ext.ones(2, requires_grad=True)):
+        with pytest.raises(RuntimeError, match=r"Function WrongBackward returned an invalid "
+                                               r"gradient at index 0 - got \[3\] but expected "
+                                               r"shape compatible with \[2\]"):
             Wrong.apply(x).sum().backward()
 
 

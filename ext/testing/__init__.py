@@ -19,8 +19,8 @@ Checks (each passes, fails, or is skipped with its reason):
   torch's version error;
 - ``saved_bytes``: what the op saves (unique storages, via saved_tensors_hooks) is at most what
   the reference saves;
-- ``compile``: ``torch.compile(fullgraph=True, backend="aot_eager")`` equals eager, with no
-  graph break;
+- ``compile``: ``torch.compile(fullgraph=True)`` (``backend="aot_eager"`` unless told) equals
+  eager, with no graph break;
 - ``torch_func``: vmap, grad and jacrev equal the reference's;
 - ``autocast``: forward and backward run under CPU bf16 autocast, with the reference's dtype.
 """
@@ -159,13 +159,15 @@ class _Run:
 
 def check(fn, *inputs, reference: Callable | None = None, seed: int = 0,
           atol: float | None = None, rtol: float | None = None, skip: dict | None = None,
-          **options: Any) -> ParityReport:
+          compile_backend: str = "aot_eager", **options: Any) -> ParityReport:
     """Run the parity checklist (the module's docstring) on ``fn(*inputs)``.
 
     ``inputs`` are torch tensors (the differentiable ones with ``requires_grad=True``; float64
     for gradcheck) and other arguments; ``reference`` is the native op or composite to agree
     with; ``skip`` maps a check's name to the reason it does not apply (a straight-through
-    estimator skips ``gradcheck``: its gradient is not the derivative).
+    estimator skips ``gradcheck``: its gradient is not the derivative); ``compile_backend`` is
+    torch.compile's (``"aot_eager"`` catches graph breaks without a C++ build; ``"inductor"``
+    compiles kernels).
     """
     skip = dict(skip or {})
     unknown = set(skip) - set(CHECKS)
@@ -180,6 +182,7 @@ def check(fn, *inputs, reference: Callable | None = None, seed: int = 0,
         raise ValueError("check(): no input requires grad: give the differentiable inputs "
                          "requires_grad=True")
     run = _Run(call, inputs, reference, seed, atol, rtol)
+    run.backend = compile_backend
     for name in CHECKS:
         if name in skip:
             run.report[name] = ("skip", skip[name])
@@ -392,7 +395,7 @@ def _compile(run: _Run) -> None:
     import torch._dynamo
 
     torch._dynamo.reset()
-    compiled = torch.compile(run.fn, fullgraph=True, backend="aot_eager")
+    compiled = torch.compile(run.fn, fullgraph=True, backend=run.backend)
     mine, eager = _fresh(run.inputs), _fresh(run.inputs)
     got, want = compiled(*mine), run.fn(*eager)
     problems = [_close(a, b, f"output {i}", run.atol, run.rtol)
@@ -401,7 +404,8 @@ def _compile(run: _Run) -> None:
     g2 = _grads(want, _grad_inputs(eager), run.grad_out)
     problems += [_close(a, b, f"gradient {i}", run.atol, run.rtol)
                  for i, (a, b) in enumerate(zip(g1, g2))]
-    run.put("compile", "; ".join(p for p in problems if p), "fullgraph, no graph break")
+    run.put("compile", "; ".join(p for p in problems if p),
+            f"fullgraph ({run.backend}), no graph break")
 
 
 def _torch_func(run: _Run) -> None:

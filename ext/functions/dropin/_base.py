@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...autograd.function import Function
 
-__all__ = ["PackFunction", "CONTRACT_FIELDS", "floating", "same_shape"]
+__all__ = ["PackFunction", "CONTRACT_FIELDS", "documented", "floating", "same_shape"]
 
 # The fields of an op's contract, in the order the generated table shows them.
 CONTRACT_FIELDS = (
@@ -31,10 +31,25 @@ class PackFunction(Function):
     output = "fresh"
     saves = ""
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        # the contract, written into the docstring that help() and editors show
+        cls.__doc__ = (cls.__doc__ or "").rstrip() + "\n\nContract:\n" + "\n".join(
+            f"    {f.replace('_', ' ')}: {getattr(cls, f)}" for f in CONTRACT_FIELDS)
+
     @classmethod
     def contract(cls) -> dict:
         """The op's contract, field by field."""
         return {f: getattr(cls, f) for f in CONTRACT_FIELDS}
+
+
+def documented(cls: type):
+    """Give a pack function its Function's contract at the end of its docstring."""
+    def decorate(fn):
+        fn.__doc__ = (fn.__doc__ or "").rstrip() + "\n\n" + cls.__doc__[
+            cls.__doc__.index("Contract:"):]
+        return fn
+    return decorate
 
 
 def floating(op: str, name: str, x) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from .._builtin import namespace_of
-from ._base import PackFunction, floating
+from ._base import PackFunction, documented, floating
 
 __all__ = ["Silu", "Mish", "GeluTanh", "Hardswish", "Hardsigmoid", "Hardmish", "silu", "mish",
            "gelu_tanh", "hardswish", "hardsigmoid", "hardmish"]
@@ -145,36 +145,42 @@ class Hardmish(PackFunction):
         return ns.where(x < -2, ns.zeros_like(grad), ns.where(x <= 0, grad * (x + 1), grad))
 
 
+@documented(Silu)
 def silu(x):
     """x * sigmoid(x), saving only x."""
     floating("silu", "x", x)
     return Silu.apply(x)
 
 
+@documented(Mish)
 def mish(x):
     """x * tanh(softplus(x)), saving only x."""
     floating("mish", "x", x)
     return Mish.apply(x)
 
 
+@documented(GeluTanh)
 def gelu_tanh(x):
     """gelu's tanh approximation, saving only x."""
     floating("gelu_tanh", "x", x)
     return GeluTanh.apply(x)
 
 
+@documented(Hardswish)
 def hardswish(x):
     """x * clamp(x + 3, 0, 6) / 6, with torch's gradient at the bounds."""
     floating("hardswish", "x", x)
     return Hardswish.apply(x)
 
 
+@documented(Hardsigmoid)
 def hardsigmoid(x):
     """clamp(x + 3, 0, 6) / 6, saving a bool mask."""
     floating("hardsigmoid", "x", x)
     return Hardsigmoid.apply(x)
 
 
+@documented(Hardmish)
 def hardmish(x):
     """0.5 x clamp(x + 2, 0, 2)."""
     floating("hardmish", "x", x)

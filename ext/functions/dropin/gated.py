@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ._base import PackFunction, floating, same_shape
+from ._base import PackFunction, documented, floating, same_shape
 from .activations import _C, _K, _silu_grad
 
 __all__ = ["SwiGLU", "GeGLU", "swiglu", "geglu"]
@@ -59,6 +59,7 @@ class GeGLU(PackFunction):
         return grad * b * slope, grad * value, None
 
 
+@documented(SwiGLU)
 def swiglu(a, b):
     """silu(a) * b for the two halves of a gated unit (same shape)."""
     floating("swiglu", "a", a)
@@ -67,6 +68,7 @@ def swiglu(a, b):
     return SwiGLU.apply(a, b)
 
 
+@documented(GeGLU)
 def geglu(a, b, approximate: str = "none"):
     """gelu(a) * b for the two halves of a gated unit; ``approximate`` is F.gelu's
     (``"none"``: the erf form, ``"tanh"``)."""

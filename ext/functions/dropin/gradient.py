@@ -4,7 +4,7 @@ would refuse), save nothing, and take their factor as a number on ctx."""
 
 from __future__ import annotations
 
-from ._base import PackFunction, floating
+from ._base import PackFunction, documented, floating
 
 __all__ = ["GradReverse", "GradScale", "grad_reverse", "grad_scale"]
 
@@ -47,6 +47,7 @@ class GradScale(PackFunction):
         return grad * ctx.scale, None
 
 
+@documented(GradReverse)
 def grad_reverse(x, alpha: float = 1.0):
     """x unchanged (a view); its gradient multiplied by -alpha."""
     floating("grad_reverse", "x", x)
@@ -56,6 +57,7 @@ def grad_reverse(x, alpha: float = 1.0):
     return GradReverse.apply(x, float(alpha))
 
 
+@documented(GradScale)
 def grad_scale(x, scale):
     """x unchanged (a view); its gradient multiplied by scale (a number or a 0-d tensor)."""
     floating("grad_scale", "x", x)

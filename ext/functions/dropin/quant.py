@@ -5,7 +5,7 @@ the bounds."""
 from __future__ import annotations
 
 from .._builtin import namespace_of
-from ._base import PackFunction, floating
+from ._base import PackFunction, documented, floating
 
 __all__ = ["ClampMasked", "RoundSTE", "SignSTE", "FakeQuantSTE", "Quantize", "clamp_masked",
            "round_ste", "sign_ste", "fake_quant_ste", "quantize"]
@@ -129,6 +129,7 @@ class Quantize(PackFunction):
         return grad, None
 
 
+@documented(ClampMasked)
 def clamp_masked(x, min=None, max=None, boundary: str = "pass"):  # noqa: A002 - torch's names
     """clamp(x, min, max) saving a bool mask; ``boundary`` says whether the gradient passes at the
     bounds (``"pass"``, as torch.clamp) or not (``"block"``, as F.hardtanh)."""
@@ -141,18 +142,21 @@ def clamp_masked(x, min=None, max=None, boundary: str = "pass"):  # noqa: A002 -
     return ClampMasked.apply(x, min, max, boundary)
 
 
+@documented(RoundSTE)
 def round_ste(x):
     """round(x) with the identity gradient (straight through)."""
     floating("round_ste", "x", x)
     return RoundSTE.apply(x)
 
 
+@documented(SignSTE)
 def sign_ste(x):
     """sign(x) with the gradient passing where |x| <= 1."""
     floating("sign_ste", "x", x)
     return SignSTE.apply(x)
 
 
+@documented(FakeQuantSTE)
 def fake_quant_ste(x, scale: float, zero_point: int, qmin: int, qmax: int):
     """Fake quantization with a straight-through gradient inside [qmin, qmax]."""
     floating("fake_quant_ste", "x", x)
@@ -167,6 +171,7 @@ def fake_quant_ste(x, scale: float, zero_point: int, qmin: int, qmax: int):
     return FakeQuantSTE.apply(x, float(scale), int(zero_point), int(qmin), int(qmax))
 
 
+@documented(Quantize)
 def quantize(x, bits: int = 8):
     """Quantize x to 2**bits levels between its min and max, straight-through gradient."""
     floating("quantize", "x", x)
