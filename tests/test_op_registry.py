@@ -44,7 +44,27 @@ CASES = [
     (reduction.MinAll, (_X,)),
     (reduction.MaxDim, (_X, 1, False)),
     (reduction.MinDim, (_X, 0, True)),
+    # shape
     (shape.View, (_X, (2, 6))),
+    (shape.ReshapeAlias, (_X, (4, 3))),
+    (shape.UnsafeView, (_X, (12,))),
+    (shape.T, (_X,)),
+    (shape.Transpose, (_X, 0, -1)),
+    (shape.Permute, (_X, (1, 0))),
+    (shape.Unsqueeze, (_X, 1)),
+    (shape.SqueezeAll, (_X[:1],)),
+    (shape.SqueezeDim, (_X[:1], 0)),
+    (shape.SqueezeDims, (_X[:1], (0, 1))),
+    (shape.SqueezeMatmul, (_X[:, :1], -1)),
+    (shape.Expand, (_X[:1], (2, 3, 4))),
+    (shape.Clone, (_X,)),
+    (shape.ToCopy, (_X, torch.float32)),
+    (shape.Unbind, (_X, 1)),
+    (shape.Split, (_X, 2, 1)),
+    (shape.SplitWithSizes, (_X, (1, 2), 0)),
+    (shape.Stack, (_X, _X * 2, 1)),
+    (shape.Cat, (_X, _X[:1], 0)),
+    (shape.Flip, (_X, (0, 1))),
 ]
 IDS = [f"{ov.node_name}-{i}" for i, (ov, _) in enumerate(CASES)]
 
@@ -68,7 +88,8 @@ def test_backward_runs_on_torch_tensors_as_torch_differentiates(ov, args):
     plain = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
     outputs = tuple(o.detach() for o in out) if isinstance(out, tuple) else (out.detach(),)
     needs = tuple(isinstance(a, torch.Tensor) for a in args)
-    result = ov.backward(ov.ctx_for(plain, outputs, needs), grad)
+    # (the other outputs of a multi-output op get no gradient)
+    result = ov.backward(ov.ctx_for(plain, outputs, needs), grad, *[None] * (len(outputs) - 1))
     result = result if isinstance(result, tuple) else (result,)
     got = [g for g, a in zip(result, args) if isinstance(a, torch.Tensor)]
     for g, e in zip(got, expected):

@@ -22,6 +22,7 @@ import numpy as np
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._builtin import BuiltinFunction, namespace_of, record
+from ._op import read_history
 from .inplace import make_view
 from .shape import Unsqueeze
 
@@ -250,6 +251,8 @@ def _select_error(index: int, real_dim: int, size: int) -> Exception:
 
 def select(x: Tensor, dim: int, index: int) -> Tensor:
     """Entry ``index`` along ``dim``, as a view without that dim."""
+    if x._vc and x._vc[0]:
+        read_history(x)
     d = x._data
     if not d.ndim:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
