@@ -316,7 +316,7 @@ class Tensor:
     def exp_(self, *args, **kwargs):
         """In-place ``exp``: modifies this tensor and returns it."""
         ...
-    def expand(self, *sizes):
+    def expand(self, *sizes) -> Tensor:
         """A view broadcast to ``sizes`` (-1 keeps a size)."""
         ...
     def expand_as(self, other: Tensor) -> Tensor:
@@ -583,7 +583,7 @@ class Tensor:
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return ``self`` (a no-op on a non-leaf asked to"""
         ...
-    def reshape(self, *sizes):
+    def reshape(self, *shape) -> Tensor:
         """``view`` when the strides allow it, else a reshaped copy."""
         ...
     def reshape_as(self, other: Tensor) -> Tensor:

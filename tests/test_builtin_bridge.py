@@ -23,6 +23,8 @@ def _input(T, a):
     that requires grad), an integer or bool array an index tensor, a list an index list."""
     if isinstance(a, list):
         return [_input(T, i) for i in a]
+    if isinstance(a, torch.dtype):
+        return getattr(T, str(a).rsplit(".", 1)[-1])
     if not isinstance(a, np.ndarray):
         return a
     if a.dtype.kind in "biu":
@@ -35,7 +37,7 @@ def _inputs(T, args):
 
 
 def _first(out):
-    return out[0] if isinstance(out, tuple) else out
+    return out[0] if isinstance(out, (tuple, list)) else out
 
 
 def _ways(ov, args):

@@ -637,3 +637,18 @@ def test_a_gradient_reduced_to_a_0d_input_is_a_plain_sum(T):
     y = a.maximum(T.zeros((1, 0), dtype=T.bool))
     (g,) = T.autograd.grad(T.tan(y).sum(), [a], create_graph=True)
     assert type(g.grad_fn).__name__ == "SumBackward0" and g.item() == 0.0
+
+
+def test_a_root_gradient_of_another_float_dtype_is_cast_to_the_outputs(T):
+    # torch validates the roots' gradients as every node's: a float64 gradient for a float32
+    # output arrives in float32 (its hooks see float32; the precision beyond is lost)
+    x = T.tensor([0.1234567890123], dtype=T.float64, requires_grad=True)
+    y = x.to(T.float32)
+    seen = []
+    y.register_hook(lambda g: seen.append(g.dtype))
+    (g,) = T.autograd.grad(y, x, T.tensor([1.1234567890123], dtype=T.float64))
+    assert seen == [T.float32] and g.dtype == T.float64
+    assert g.tolist() == [float(np.float32(1.1234567890123))]
+    w = T.tensor([1.0], dtype=T.float32, requires_grad=True)
+    w.backward(T.tensor([1.1234567890123], dtype=T.float64))
+    assert w.grad.dtype == T.float32

@@ -67,7 +67,6 @@ CASES = [
     (reduction.SortStable, (_Y, 1, False)),
     (reduction.Scatter, (_X, 1, _INDEX, _X[:2, :2])),
     (reduction.ScatterValue, (_X, 1, _INDEX, 2.0)),
-    (shape.View, (_X, (2, 6))),
     # indexing
     (indexing.Alias, (_X,)),
     (indexing.Select, (_X, 1, -1)),
@@ -91,6 +90,27 @@ CASES = [
     (inplace.FillScalar, (_X, 2.5)),
     (inplace.FillTensor, (_X, np.array(2.5))),
     (inplace.Copy, (_X, _Y)),
+    # shape
+    (shape.View, (_X, (2, 6))),
+    (shape.ReshapeAlias, (_X, (4, 3))),
+    (shape.UnsafeView, (_X, (12,))),
+    (shape.T, (_X,)),
+    (shape.Transpose, (_X, 0, -1)),
+    (shape.Permute, (_X, (1, 0))),
+    (shape.Unsqueeze, (_X, 1)),
+    (shape.SqueezeAll, (_X[:1],)),
+    (shape.SqueezeDim, (_X[:1], 0)),
+    (shape.SqueezeDims, (_X[:1], (0, 1))),
+    (shape.SqueezeMatmul, (_X[:, :1], -1)),
+    (shape.Expand, (_X[:1], (2, 3, 4))),
+    (shape.Clone, (_X,)),
+    (shape.ToCopy, (_X, torch.float32)),
+    (shape.Unbind, (_X, 1)),
+    (shape.Split, (_X, 2, 1)),
+    (shape.SplitWithSizes, (_X, (1, 2), 0)),
+    (shape.Stack, (_X, _X * 2, 1)),
+    (shape.Cat, (_X, _X[:1], 0)),
+    (shape.Flip, (_X, (0, 1))),
 ]
 IDS = [f"{ov.node_name}-{i}" for i, (ov, _) in enumerate(CASES)]
 
@@ -112,7 +132,7 @@ def _differentiable(a) -> bool:
 
 
 def _first(out):
-    return out[0] if isinstance(out, tuple) else out
+    return out[0] if isinstance(out, (tuple, list)) else out
 
 
 @pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
@@ -124,9 +144,11 @@ def test_backward_runs_on_torch_tensors_as_torch_differentiates(ov, args):
     expected = torch.autograd.grad(_first(out), inputs, grad)
 
     plain = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
-    outputs = tuple(o.detach() for o in out) if isinstance(out, tuple) else (out.detach(),)
+    outputs = tuple(o.detach() for o in out) if isinstance(out, (tuple, list)) else \
+        (out.detach(),)
     needs = tuple(_differentiable(a) for a in args)
-    result = ov.backward(ov.ctx_for(plain, outputs, needs), grad)
+    # (the other outputs of a multi-output op get no gradient)
+    result = ov.backward(ov.ctx_for(plain, outputs, needs), grad, *[None] * (len(outputs) - 1))
     result = result if isinstance(result, tuple) else (result,)
     got = [g for g, a in zip(result, args) if _differentiable(a)]
     for g, e in zip(got, expected):

@@ -495,3 +495,54 @@ def test_ops_with_a_contiguous_result_let_reshape_of_a_transposed_input_view_it(
     y = op(T, x.t())
     assert y.is_contiguous()
     assert y.reshape(8, -1).grad_fn.name() == "ViewBackward0"
+
+
+# A call with a bad argument on a view whose base was modified in place in a forbidden way:
+# torch reads the inputs' history before the op checks its arguments, so the view's error wins.
+def test_unsqueeze_out_of_range_on_a_stale_unbind_output_raises_the_view_error(T):
+    y = T.tensor([1.0, 2.0, 3.0], requires_grad=True) * 1
+    last = y.unbind()[2]
+    y.neg_()
+    with pytest.raises(RuntimeError, match="Output 2 of Unbind is a view and its base or another "
+                                           "view of its base has been modified inplace"):
+        last.unsqueeze(2)
+    with T.no_grad():  # (no history is read outside grad mode: the argument's error)
+        with pytest.raises(IndexError, match="Dimension out of range"):
+            last.unsqueeze(2)
+
+
+def test_unbind_out_of_range_on_a_stale_custom_function_view_raises_the_view_error(T):
+    y = T.tensor([1.0, 2.0, 3.0], requires_grad=True) * 1
+    v = _view_out(T).apply(y)
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="Output 0 of ViewOut is a view and its base or another "
+                                           "view of its base has been modified inplace. This view "
+                                           "was created inside a custom Function"):
+        v.unbind(2)
+
+
+def test_select_out_of_range_on_a_stale_no_grad_view_raises_the_view_error(T):
+    y = T.ones(2, 3, requires_grad=True) * 1
+    with T.no_grad():
+        row = y[1]
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base or "
+                                           "another view of its base has been modified inplace"):
+        row.select(0, 99)
+
+
+def test_cat_with_a_stale_split_piece_raises_the_view_error_before_the_bad_dim(T):
+    y = T.ones(4, requires_grad=True) * 1
+    first, _ = y.split(2)
+    y.add_(1)
+    other = T.ones(2, requires_grad=True)
+    for bad in (lambda: T.cat([other, first], 3), lambda: first.expand(3, 5),
+                lambda: first.reshape(5), lambda: T.stack([other[:1], first])):
+        with pytest.raises(RuntimeError, match="Output 0 of Split is a view and its base or "
+                                               "another view of its base has been modified"):
+            bad()
+    # (flatten and chunk check their arguments before the ops they are made of, as torch's)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        first.flatten(3)
+    with pytest.raises(RuntimeError, match="chunk expects `chunks` to be greater than 0"):
+        first.chunk(0)

@@ -174,8 +174,12 @@ def _make_builtin(ov: type, flavour: str) -> type:
     non-differentiable outputs are marked, and its forward-mode rule answers ``jvp``. It is
     already written as forward + setup_context, so one class serves every flavour."""
     forward, save = ov.forward, ov.setup_context
-    multi = len(ov.outputs) > 1
+    multi = len(ov.outputs) > 1 or ov.returns_list
     n_args = len(ov.args)
+
+    def run(*args):
+        out = forward(*args)
+        return tuple(out) if isinstance(out, list) else out  # (torch wants a tuple)
 
     def setup_context(ctx, inputs, output):
         save(ctx, inputs, tuple(output) if multi else output)
@@ -193,9 +197,11 @@ def _make_builtin(ov: type, flavour: str) -> type:
         for k, i in enumerate(ctx._ext_where):
             args[i] = values[k]
         outs = values[len(ctx._ext_where):]
-        return ov.tangents(tuple(args), tuple(outs) if multi else outs[0], tangents[:n_args])
+        out = ov.tangents(tuple(args), tuple(outs) if multi else outs[0],
+                          tangents if ov.variadic else tangents[:n_args])
+        return tuple(out) if isinstance(out, list) else out
 
-    namespace = {"forward": staticmethod(lambda *args: forward(*args)),
+    namespace = {"forward": staticmethod(run),
                  "setup_context": staticmethod(setup_context),
                  "backward": staticmethod(ov.backward), "jvp": staticmethod(jvp),
                  "generate_vmap_rule": True, "__module__": ov.__module__,

@@ -66,8 +66,7 @@ from .dropin import (  # the drop-in pack (docs/pack.md)
 __all__ = ["BuiltinFunction", "namespace_of", "METHODS", "FUNCTIONS", "install",
            *dropin.FUNCTIONS, *dropin.CLASSES]
 
-_MODULES = (pointwise, reduction, linalg, shape, indexing, setitem, activation, creation,
-            nn_ops)
+_MODULES = (pointwise, reduction, linalg, indexing, setitem, activation, creation, nn_ops)
 
 METHODS: dict = {}
 FUNCTIONS: dict = {}

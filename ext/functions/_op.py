@@ -21,10 +21,11 @@ from .. import _dtype
 from .._state import STATE
 from .._tensor import Tensor, wrap
 from ..autograd.graph import link, saved_version
-from ..autograd.views import make_view
+from ..autograd.views import MULTI_OUTPUT, make_view
 from ._builtin import BuiltinFunction, namespace_of, new_node
 
-__all__ = ["Overload", "Op", "declare", "dispatch", "ELEMENTWISE", "LINEAR", "JOINTLY_LINEAR",
+__all__ = ["Overload", "Op", "declare", "dispatch", "read_history", "ELEMENTWISE", "LINEAR",
+           "JOINTLY_LINEAR",
            "FLOAT", "registry", "lookup", "operator_method", "reflected_method", "ops"]
 
 _new = object.__new__
@@ -65,7 +66,14 @@ class Overload(BuiltinFunction):
       whole; no ``setup_context`` needs writing;
     - ``non_differentiable``: outputs that get no grad_fn (max's indices);
     - ``is_view``: the result is a view of the first argument (shares its storage and version);
+      each of several results is one that may not be modified in place, as torch's;
     - ``returns``: the named tuple that a multi-output forward returns;
+    - ``returns_list``: the result is a list of any length (unbind's, split's), every tensor of
+      it an output;
+    - ``variadic``: the first argument is a list of tensors of any length (cat's and stack's
+      ``tensors``), given to ``dispatch`` spread out before the other arguments; every tensor
+      is an input, and ``setup_context`` is written by hand (what it saves has no fixed
+      position);
     - ``jvp``: ``ELEMENTWISE``, ``LINEAR``, ``JOINTLY_LINEAR`` or ``jvp(ctx, *tangents)`` beside
       ``backward``,
       returning the outputs' tangents (torch's signature: one tangent per forward argument);
@@ -81,6 +89,8 @@ class Overload(BuiltinFunction):
     saved_list: str | None = None
     is_view = False
     returns: type | None = None
+    returns_list = False
+    variadic = False
     jvp = None
     jvp_zeros = False
     double_backward = True
@@ -89,7 +99,8 @@ class Overload(BuiltinFunction):
     _attr_from: tuple = ()
     _list_from: int | None = None
     _edge_pos: tuple = _FIRST
-    _linked = 1
+    _linked: int | None = 1
+    _derived = True  # (setup_context made from the declared saves)
     _method = ""  # (set by declare: the Tensor method that runs the op, if it has one)
     _aten = ""  # (set by declare: the op's aten name)
 
@@ -119,12 +130,19 @@ class Overload(BuiltinFunction):
         cls._attr_from = tuple(attrs)
         pos = cls.tensor_positions
         pos = tuple(range(len(cls.args))) if pos is None else tuple(pos)
-        # (one tensor input, the first: the common case, told by identity in dispatch)
-        cls._edge_pos = _FIRST if pos == _FIRST else pos
+        # (one tensor input, the first: the common case, told by identity in dispatch; None:
+        # every tensor argument, however many)
+        cls._edge_pos = None if cls.variadic else _FIRST if pos == _FIRST else pos
         cls._linked = len(cls.outputs) - len(cls.non_differentiable)
         if cls.outputs[cls._linked:] != cls.non_differentiable:
             raise TypeError(f"{cls.__name__}: non-differentiable outputs come last")
-        if "setup_context" not in cls.__dict__:
+        if cls.returns_list:
+            cls._linked = None  # (all of them)
+        if "setup_context" in cls.__dict__:
+            cls._derived = False
+        elif cls.variadic:
+            raise TypeError(f"{cls.__name__}: a variadic overload writes its setup_context")
+        else:
             cls.setup_context = staticmethod(_setup_for(cls))
 
     @classmethod
@@ -145,6 +163,9 @@ class Overload(BuiltinFunction):
         ctx._versions = [saved_version(v) if type(v) is Tensor and v._vc is not None else 0
                          for v in saved]
         ctx._nonleaf = 0
+        if not cls._derived:  # (a hand-written one: its saves are not stated by name)
+            cls.setup_context(ctx, args, outputs if len(outputs) > 1 else outputs[0])
+            return ctx
         for name, p, kind in cls._attr_from:
             v = args[p] if p >= 0 else outputs[~p]
             setattr(ctx, name, tuple(v.shape) if kind == "_sym_sizes" else
@@ -161,6 +182,10 @@ class Overload(BuiltinFunction):
             raise NotImplementedError(f"Trying to use forward AD with {name} that does not "
                                       "support it because it has not been implemented yet.")
         if rule is LINEAR:
+            if cls.variadic:  # (linear in every tensor of the list: zeros for a missing tangent)
+                n = len(args) - len(cls.args) + 1
+                return cls.forward(*[namespace_of(a).zeros_like(a) if t is None else t
+                                     for a, t in zip(args[:n], tangents)], *args[n:])
             if tangents[0] is None:  # (only a non-linear argument has one: the op is flat)
                 return namespace_of(out).zeros_like(out)
             return cls.forward(tangents[0], *args[1:])
@@ -196,7 +221,11 @@ class Overload(BuiltinFunction):
         has none, the op of the same aten name (``ext.ops.aten`` or ``torch.ops.aten``)."""
         if cls._method:
             return getattr(args[0], cls._method)(*args[1:])
-        return getattr(namespace_of(args[0]).ops.aten, cls._aten)(*args)
+        fn = getattr(namespace_of(args[0]).ops.aten, cls._aten)
+        if cls.variadic:
+            n = len(args) - len(cls.args) + 1
+            return fn(args[:n], *args[n:])
+        return fn(*args)
 
 
 # A saved attribute's value from its argument: the argument itself, or its shape or its
@@ -250,14 +279,18 @@ def dispatch(ov: type, data, args: tuple):
             if args[0]._requires_grad and out._data.dtype.kind == "f":
                 _record(ov, out, outputs, args)
         else:
-            for p in pos:
+            for p in range(len(args)) if pos is None else pos:
                 a = args[p]
                 if type(a) is Tensor and a._requires_grad:
                     if out._data.dtype.kind == "f":
                         _record(ov, out, outputs, args)
                     break
     if ov.is_view:
-        make_view(out, args[0])
+        if outputs is None:
+            make_view(out, args[0])
+        else:
+            for o in outputs:
+                make_view(o, args[0], MULTI_OUTPUT)
     if outputs is None:
         return out
     return outputs if ov.returns is None else ov.returns(*outputs)
@@ -266,7 +299,9 @@ def dispatch(ov: type, data, args: tuple):
 def _record(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> None:
     node = new_node(ov, args)
     pos = ov._edge_pos
-    if len(pos) == 1:
+    if pos is None:
+        edges = args[: len(args) - len(ov.args) + 1]  # (the list's tensors)
+    elif len(pos) == 1:
         edges = (args[pos[0]],)
     elif ov.tensor_positions is None:
         edges = args  # (every argument is a tensor input)
@@ -290,7 +325,24 @@ def _special(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> bool:
         propagate(ov, (out,) if outputs is None else outputs, args)
     if STATE.inference or not STATE.grad_enabled or out._data.dtype.kind != "f":
         return False
-    return any(type(args[p]) is Tensor and args[p]._requires_grad for p in ov._edge_pos)
+    pos = ov._edge_pos
+    return any(type(args[p]) is Tensor and args[p]._requires_grad
+               for p in (range(len(args)) if pos is None else pos))
+
+
+def read_history(*tensors) -> None:
+    """What torch's autograd layer does before a differentiable op's kernel checks its
+    arguments: under grad mode, when an input requires grad, it reads every input's history,
+    where a view whose base was modified in place in a forbidden way (made in no_grad, one of
+    several outputs, returned by a custom Function) raises its error. A declared op's function
+    calls it first thing, and only when an input's version counter has moved (``x._vc and
+    x._vc[0]``: the one read the usual call pays), as a view's history is stale only then."""
+    if STATE.inference or not STATE.grad_enabled:
+        return
+    tensors = [t for t in tensors if type(t) is Tensor]
+    if any(t.requires_grad for t in tensors):
+        for t in tensors:
+            t.grad_fn  # noqa: B018 - reading a stale view's history is the check
 
 
 # ---------------------------------------------------------------------------------- declaration
@@ -381,6 +433,8 @@ def _elementwise(name: str, ov: type, kernel: Callable, dtype: str | None) -> Ca
         if type(x) is not Tensor:
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                             f"{type(x).__name__}")
+        if x._vc and x._vc[0]:
+            read_history(x)
         d = x._data
         if to_float and d.dtype.kind != "f":
             d = d.astype(_dtype.get_default_dtype()._np)

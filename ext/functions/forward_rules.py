@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from . import activation, linalg, shape
+from . import activation, linalg
 from .pointwise import arithmetic, logical, selection, unary
 from .pointwise.selection import where
 
@@ -241,12 +241,6 @@ def _mm(mul, zeros: bool = True):
 
 
 # ---------------------------------------------------------------------------------- joins
-def _joined(fn):
-    def rule(args, out, t):
-        tensors, dim = args[:-1], args[-1]
-        return fn([_or_zeros(tt, x) for tt, x in zip(t[:-1], tensors)], dim)
-
-    return rule
 
 
 RULES = {
@@ -275,22 +269,6 @@ RULES = {
     selection.ClampMinTensor: _clamp_min_tensor, selection.ClampMaxTensor: _clamp_max_tensor,
     selection.Maximum: _extremum(True), selection.Minimum: _extremum(False),
     selection.Where: _where,
-    # shapes
-    shape.T: lambda a, o, t: t[0].t(),
-    shape.Transpose: _linear(lambda t, d0, d1: t.transpose(d0, d1)),
-    shape.Permute: _linear(shape.permute),
-    shape.Unsqueeze: _linear(shape.unsqueeze),
-    shape.SqueezeDim: _linear(lambda t, dim: shape.squeeze(t, dim)),
-    shape.SqueezeMatmul: _linear(lambda t, dim: shape.squeeze(t, dim)),
-    shape.SqueezeDims: _linear(lambda t, dim: shape.squeeze(t, dim)),
-    shape.SqueezeAll: lambda a, o, t: t[0].reshape(o.shape),
-    shape.Expand: _linear(lambda t, sizes: t.expand(sizes)),
-    shape.Clone: lambda a, o, t: t[0].clone(),
-    shape.ToCopy: _linear(lambda t, dtype: t.to(dtype)),
-    shape.Unbind: _linear(lambda t, dim=0: shape.unbind(t, dim)),
-    shape.Split: _linear(lambda t, size, dim: shape.split(t, size, dim)),
-    shape.SplitWithSizes: _linear(lambda t, sizes, dim: shape.split_with_sizes(t, sizes, dim)),
-    shape.Stack: _joined(shape.stack), shape.Cat: _joined(shape.cat),
     # matrix products
     linalg.Mm: _mm(lambda a, b: a.mm(b)), linalg.Mv: _mm(lambda a, b: a.mv(b)),
     linalg.Dot: _mm(lambda a, b: a.dot(b), zeros=False),

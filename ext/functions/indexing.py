@@ -23,7 +23,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._builtin import namespace_of
-from ._op import JOINTLY_LINEAR, LINEAR, Overload, declare, dispatch
+from ._op import JOINTLY_LINEAR, LINEAR, Overload, declare, dispatch, read_history
 
 __all__ = ["getitem", "select", "index_select", "gather", "narrow"]
 
@@ -196,6 +196,8 @@ def _select_error(index: int, real_dim: int, size: int) -> Exception:
 
 def _select(x: Tensor, dim: int, index: int) -> Tensor:
     """Entry ``index`` along ``dim``, as a view without that dim."""
+    if x._vc and x._vc[0]:
+        read_history(x)
     d = x._data
     if not d.ndim:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")

@@ -15,29 +15,19 @@ import numpy as np
 from .. import _dtype
 from .._args import check_device, check_int
 from .._dtype import FROM_NUMPY
-from .._state import STATE
-from .._tensor import Tensor, _wrap_dim, wrap
+from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn_once
-from ._builtin import BuiltinFunction, namespace_of, record, record_node
-from ._op import LINEAR, Overload, declare, dispatch
-from .inplace import MULTI_OUTPUT, make_view
+from ..autograd.engine import sum_to
+from ._builtin import namespace_of
+from ._op import LINEAR, Overload, declare, dispatch, read_history
 
 __all__ = ["view", "reshape", "unsafe_view", "flatten", "t", "transpose", "matrix_transpose",
            "permute", "unsqueeze", "squeeze", "expand", "clone", "contiguous", "to", "unbind",
            "stack", "cat", "split", "split_with_sizes", "chunk"]
 
-
-def _one_input(op: type, x: Tensor, data: np.ndarray, args: tuple) -> Tensor:
-    out = wrap(data)
-    if x._requires_grad and STATE.grad_enabled and data.dtype.kind == "f" or STATE.special:
-        record(op, out, (x,), (x, *args))
-    return out
-
-
-def _view(op: type, x: Tensor, data: np.ndarray, args: tuple) -> Tensor:
-    """A view of ``x``: ``data`` shares its storage, as torch's view ops do, and the result
-    shares x's version counter and base."""
-    return make_view(_one_input(op, x, data, args), x)
+# Each op's function reads its inputs' history first when their version counter has moved
+# (``read_history``): a view that may not follow its base's in-place change raises there, before
+# the op's own argument errors, as in torch.
 
 
 def _infer_shape(shape: tuple, numel: int) -> tuple:
@@ -136,19 +126,11 @@ class UnsafeView(View):
     node_name = "UnsafeViewBackward0"
     is_view = False
 
-    @staticmethod
-    def forward(x, shape):
-        return x.reshape(shape)
-
 
 class ReshapeAlias(View):
     """The reshape of a non-contiguous tensor whose strides still allow a view."""
 
     node_name = "ReshapeAliasBackward0"
-
-    @staticmethod
-    def forward(x, shape):
-        return x.reshape(shape)
 
 
 def _view_shape(x: Tensor, *shape) -> Tensor:
@@ -156,7 +138,10 @@ def _view_shape(x: Tensor, *shape) -> Tensor:
     d = x._data
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         return _view_dtype(x, shape[0])
-    shape = _infer_shape(_shape_args(shape, "view", "size"), d.size)
+    shape = _shape_args(shape, "view", "size")
+    if x._vc and x._vc[0]:
+        read_history(x)
+    shape = _infer_shape(shape, d.size)
     v = _try_view(d, shape)
     if v is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
@@ -208,7 +193,10 @@ def _view_dtype(x: Tensor, dtype: _dtype.dtype) -> Tensor:
 
 def reshape(x: Tensor, *shape) -> Tensor:
     """``view`` when the strides allow it, else a reshaped copy."""
-    return _reshape(x, _infer_shape(_shape_args(shape, "reshape"), x._data.size))
+    shape = _shape_args(shape, "reshape")
+    if x._vc and x._vc[0]:
+        read_history(x)
+    return _reshape(x, _infer_shape(shape, x._data.size))
 
 
 def _reshape(x: Tensor, shape: tuple) -> Tensor:
@@ -219,14 +207,21 @@ def _reshape(x: Tensor, shape: tuple) -> Tensor:
         return dispatch(View, d.reshape(shape), (x, shape))
     v = _try_view(d, shape)
     if v is not None:
-        return _view(ReshapeAlias, x, v, (shape,))
+        return dispatch(ReshapeAlias, v, (x, shape))
     return unsafe_view(contiguous(x), shape)
+
+
+reshape = declare("reshape", ReshapeAlias, function=reshape)
 
 
 def unsafe_view(x: Tensor, shape: tuple) -> Tensor:
     """The reshape of a fresh contiguous tensor, as a node of its own (torch's
     ``_unsafe_view``, which composite ops such as matmul end with)."""
-    return _one_input(UnsafeView, x, x._data.reshape(shape), (shape,))
+    return dispatch(UnsafeView, x._data.reshape(shape), (x, shape))
+
+
+unsafe_view = declare("_unsafe_view", UnsafeView, function=unsafe_view, methods=(),
+                      functions=())
 
 
 def view_as(x: Tensor, other: Tensor) -> Tensor:
@@ -237,6 +232,11 @@ def view_as(x: Tensor, other: Tensor) -> Tensor:
 def reshape_as(x: Tensor, other: Tensor) -> Tensor:
     """``x.reshape(other.shape)``."""
     return reshape(x, _other(other, "reshape_as")._data.shape)
+
+
+# (composites: their nodes are those of the ops they call)
+view_as = declare("view_as", function=view_as, functions=())
+reshape_as = declare("reshape_as", function=reshape_as, functions=())
 
 
 def _other(other, name: str) -> Tensor:
@@ -263,14 +263,15 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return _reshape(x, d.shape[:start] + (merged,) + d.shape[end + 1:])
 
 
-class T(BuiltinFunction):
+flatten = declare("flatten", function=flatten)  # (a composite, as view_as)
+
+
+class T(Overload):
     """The transpose of a matrix (``x.t()``)."""
 
     node_name = "TBackward0"
-
-    @staticmethod
-    def forward(x):
-        return x.t()
+    is_view = True
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
@@ -279,26 +280,26 @@ class T(BuiltinFunction):
 
 def t(x: Tensor) -> Tensor:
     """Transpose a tensor of at most 2 dims."""
+    if x._vc and x._vc[0]:
+        read_history(x)
     d = x._data
     if d.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {d.ndim}D")
-    return _view(T, x, d.T, ())
+    return dispatch(T, d.T, (x,))
 
 
-class Transpose(BuiltinFunction):
+t = declare("t", T, function=t)
+
+
+class Transpose(Overload):
     """Swap two dims; the gradient swaps them back."""
 
     node_name = "TransposeBackward0"
+    args = ("self", "dim0", "dim1")
     saved_attrs = ("dim0", "dim1")
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim0, dim1):
-        return x.transpose(dim0, dim1)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.dim0, ctx.dim1 = inputs[1], inputs[2]
+    is_view = True
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
@@ -307,9 +308,14 @@ class Transpose(BuiltinFunction):
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap dims ``dim0`` and ``dim1`` (a view)."""
+    if x._vc and x._vc[0]:
+        read_history(x)
     d = x._data
     a, b = _wrap_dim(dim0, d.ndim), _wrap_dim(dim1, d.ndim)
-    return _view(Transpose, x, np.swapaxes(d, a, b) if d.ndim else d.view(), (dim0, dim1))
+    return dispatch(Transpose, np.swapaxes(d, a, b) if d.ndim else d.view(), (x, dim0, dim1))
+
+
+transpose = declare("transpose", Transpose, function=transpose)
 
 
 def matrix_transpose(x: Tensor) -> Tensor:
@@ -325,20 +331,15 @@ def matrix_transpose(x: Tensor) -> Tensor:
     return transpose(x, -2, -1)
 
 
-class Permute(BuiltinFunction):
+class Permute(Overload):
     """Reorder the dims (a view); the gradient is put back by the inverse permutation."""
 
     node_name = "PermuteBackward0"
+    args = ("self", "dims")
     saved_attrs = ("dims",)
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dims):
-        return x.permute(dims)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.dims = inputs[1]
+    is_view = True
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
@@ -354,6 +355,8 @@ def permute(x: Tensor, dims: tuple | list) -> Tensor:
     d = x._data
     n = d.ndim
     dims = tuple(map(operator.index, dims))
+    if x._vc and x._vc[0]:
+        read_history(x)
     if len(dims) != n:
         raise RuntimeError(
             "permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -365,7 +368,7 @@ def permute(x: Tensor, dims: tuple | list) -> Tensor:
         if a in axes:
             raise RuntimeError("permute(): duplicate dims are not allowed.")
         axes.append(a)
-    return _view(Permute, x, d.transpose(axes), (dims,))
+    return dispatch(Permute, d.transpose(axes), (x, dims))
 
 
 def _permute_method(self, *dims, **kwargs) -> Tensor:
@@ -378,6 +381,9 @@ def _permute_method(self, *dims, **kwargs) -> Tensor:
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
     return permute(self, _shape_args(dims, "permute", "dims"))
+
+
+permute = declare("permute", Permute, function=permute, methods={"permute": _permute_method})
 
 
 _T_OTHER_RANK = (
@@ -397,20 +403,22 @@ def _dims_reversed(x: Tensor) -> Tensor:
     return permute(x, tuple(range(n - 1, -1, -1)))
 
 
-class Unsqueeze(BuiltinFunction):
+# (composites, which torch lists as aten::numpy_T and aten::mT; Tensor properties)
+_dims_reversed = declare("numpy_T", function=_dims_reversed,
+                         methods={"T": property(_dims_reversed)}, functions=())
+matrix_transpose = declare("mT", function=matrix_transpose,
+                           methods={"mT": property(matrix_transpose)}, functions=())
+
+
+class Unsqueeze(Overload):
     """Insert a dim of size 1."""
 
     node_name = "UnsqueezeBackward0"
+    args = ("self", "dim")
     saved_attrs = ("dim",)
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim):
-        return x.unsqueeze(dim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.dim = inputs[1]
+    is_view = True
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
@@ -419,28 +427,27 @@ class Unsqueeze(BuiltinFunction):
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """A view with a new dim of size 1 at ``dim``."""
-    d = x._data
     if type(dim) is not int:
         dim = check_int(dim, "unsqueeze", "dim", 1)
+    if x._vc and x._vc[0]:
+        read_history(x)
+    d = x._data
     pos = _wrap_dim(dim, d.ndim + 1)
-    return _view(Unsqueeze, x, np.expand_dims(d, pos), (dim,))
+    return dispatch(Unsqueeze, np.expand_dims(d, pos), (x, dim))
 
 
-class SqueezeDim(BuiltinFunction):
+unsqueeze = declare("unsqueeze", Unsqueeze, function=unsqueeze)
+
+
+class SqueezeDim(Overload):
     """Remove dim ``dim`` if its size is 1."""
 
     node_name = "SqueezeBackward1"
+    args = ("self", "dim")
     saved_attrs = ("dim", "self_sym_sizes")
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim):
-        return x.squeeze(dim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.dim = inputs[1]
-        ctx.self_sym_sizes = tuple(inputs[0].shape)
+    is_view = True
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
@@ -461,24 +468,20 @@ class SqueezeDims(SqueezeDim):
 
 
 class SqueezeMatmul(SqueezeDim):
-    """The squeeze that ends a vector-matrix product (torch's in-place ``squeeze_``)."""
+    """The squeeze that ends a vector-matrix product (torch's in-place ``squeeze_``): matmul
+    squeezes its own fresh result, so the result is no view."""
 
     node_name = "SqueezeBackward4"
+    is_view = False
 
 
-class SqueezeAll(BuiltinFunction):
+class SqueezeAll(Overload):
     """Remove every dim of size 1."""
 
     node_name = "SqueezeBackward0"
     saved_attrs = ("self_sym_sizes",)
-
-    @staticmethod
-    def forward(x):
-        return x.squeeze()
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.self_sym_sizes = tuple(inputs[0].shape)
+    is_view = True
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
@@ -502,47 +505,45 @@ def wrap_dims(dims, ndim: int) -> tuple:
 
 def squeeze(x: Tensor, dim: int | None = None, *, _op: type = SqueezeDim) -> Tensor:
     """A view without dims of size 1 (only ``dim``, if given)."""
+    if x._vc and x._vc[0]:
+        read_history(x)
     d = x._data
     if dim is None:
-        return _view(SqueezeAll, x, d.reshape(tuple(s for s in d.shape if s != 1)), ())
+        return dispatch(SqueezeAll, d.reshape(tuple(s for s in d.shape if s != 1)), (x,))
     if isinstance(dim, (tuple, list)):
         dims = tuple(dim)
         ones = tuple(sorted(a for a in wrap_dims(dims, d.ndim) if d.ndim and d.shape[a] == 1))
-        return _view(SqueezeDims, x, np.squeeze(d, ones) if ones else d.view(), (dims,))
+        return dispatch(SqueezeDims, np.squeeze(d, ones) if ones else d.view(), (x, dims))
     pos = _wrap_dim(dim, d.ndim)
-    data = np.squeeze(d, pos) if d.ndim and d.shape[pos] == 1 else d.view()
-    if _op is SqueezeMatmul:
-        # matmul squeezes its own fresh result in place (squeeze_): not a view.
-        return _one_input(_op, x, data, (dim,))
-    return _view(_op, x, data, (dim,))
+    return dispatch(_op, np.squeeze(d, pos) if d.ndim and d.shape[pos] == 1 else d.view(),
+                    (x, dim))
 
 
-class Expand(BuiltinFunction):
+squeeze = declare("squeeze", SqueezeAll, SqueezeDim, SqueezeDims, SqueezeMatmul,
+                  function=squeeze)
+
+
+class Expand(Overload):
     """Broadcast to a larger shape (a view); the gradient is summed back."""
 
     node_name = "ExpandBackward0"
+    args = ("self", "size")
     saved_attrs = ("self_sym_sizes",)
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, sizes):
-        return x.expand(sizes)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.self_sym_sizes = tuple(inputs[0].shape)
+    is_view = True
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
-        from ..autograd.engine import sum_to
-
         return sum_to(grad, ctx.self_sym_sizes), None
 
 
 def expand(x: Tensor, *sizes) -> Tensor:
     """A view broadcast to ``sizes`` (-1 keeps a size)."""
-    d = x._data
     sizes = _shape_args(sizes, "expand", "size")
+    if x._vc and x._vc[0]:
+        read_history(x)
+    d = x._data
     lead = len(sizes) - d.ndim
     if lead < 0:
         raise RuntimeError(f"expand(ext.{FROM_NUMPY[d.dtype]._legacy}{{{list(d.shape)}}}, "
@@ -556,7 +557,7 @@ def expand(x: Tensor, *sizes) -> Tensor:
     target = tuple(d.shape[i - lead] if s == -1 and i >= lead else s
                    for i, s in enumerate(sizes))
     if target == d.shape:
-        return _view(Expand, x, d.view(), (target,))
+        return dispatch(Expand, d.view(), (x, target))
     try:
         data = np.broadcast_to(d, target)
     except ValueError:
@@ -577,17 +578,17 @@ def expand(x: Tensor, *sizes) -> Tensor:
             if target[i] == 1:
                 strides[i] = target[i + 1] * strides[i + 1]
         data = np.lib.stride_tricks.as_strided(data, target, strides, writeable=False)
-    return _view(Expand, x, data, (target,))
+    return dispatch(Expand, data, (x, target))
 
 
-class Clone(BuiltinFunction):
+expand = declare("expand", Expand, function=expand, functions=())
+
+
+class Clone(Overload):
     """A copy; the gradient passes through."""
 
     node_name = "CloneBackward0"
-
-    @staticmethod
-    def forward(x):
-        return x.clone()
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
@@ -596,7 +597,10 @@ class Clone(BuiltinFunction):
 
 def clone(x: Tensor) -> Tensor:
     """A copy with its own storage, recorded in the graph."""
-    return _one_input(Clone, x, np.array(x._data, copy=True), ())
+    return dispatch(Clone, np.array(x._data, copy=True), (x,))
+
+
+clone = declare("clone", Clone, function=clone)
 
 
 def contiguous(x: Tensor) -> Tensor:
@@ -604,19 +608,20 @@ def contiguous(x: Tensor) -> Tensor:
     d = x._data
     if d.flags.c_contiguous:
         return x
-    return _one_input(Clone, x, np.array(d, order="C"), ())
+    return dispatch(Clone, np.array(d, order="C"), (x,))
 
 
-class ToCopy(BuiltinFunction):
+contiguous = declare("contiguous", function=contiguous, functions=())  # (a composite: clone)
+
+
+class ToCopy(Overload):
     """A copy converted to another dtype; the gradient is converted back."""
 
     node_name = "ToCopyBackward0"
+    args = ("self", "dtype")
     tensor_positions = (0,)
     ctx_attrs = ("self_dtype",)
-
-    @staticmethod
-    def forward(x, dtype):
-        return x.to(dtype)
+    jvp = LINEAR
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -655,12 +660,30 @@ def to(x: Tensor, *args, **kwargs) -> Tensor:
     dtype, copy = _parse_to(args, kwargs)
     if dtype is None or dtype._np == x._data.dtype:
         return clone(x) if copy else x
-    return _one_input(ToCopy, x, x._data.astype(dtype._np), (dtype,))
+    return dispatch(ToCopy, x._data.astype(dtype._np), (x, dtype))
+
+
+def _to_method(name: str):
+    def convert(self):
+        return to(self, getattr(_dtype, name))
+
+    convert.__name__ = name
+    convert.__doc__ = f"``self.to(ext.{name})``."
+    return convert
+
+
+to = declare("to", ToCopy, function=to, functions=(), methods={
+    "to": to, "float": _to_method("float32"), "double": _to_method("float64"),
+    "half": _to_method("float16"), "long": _to_method("int64"), "int": _to_method("int32"),
+    "bool": _to_method("bool")})
 
 
 def expand_as(x: Tensor, other: Tensor) -> Tensor:
     """``x.expand(other.shape)``."""
     return expand(x, _other(other, "expand_as")._data.shape)
+
+
+expand_as = declare("expand_as", function=expand_as, functions=())  # (a composite: expand)
 
 
 # ---------------------------------------------------------------------------- joins and splits
@@ -669,10 +692,15 @@ def _tensor_list(tensors, name: str):
     if not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
                         f"not {type(tensors).__name__}")
+    moved = False
     for i, t in enumerate(tensors):
         if type(t) is not Tensor:
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
                             f"{type(t).__name__}")
+        if t._vc and t._vc[0]:
+            moved = True
+    if moved:
+        read_history(*tensors)
     return tensors
 
 
@@ -685,29 +713,16 @@ def _joined_dtype(arrays: list) -> np.dtype:
     return dt
 
 
-def _recording(tensors, out: Tensor) -> bool:
-    if not STATE.grad_enabled or out._data.dtype.kind != "f":
-        return False
-    for t in tensors:
-        if t._requires_grad:
-            return True
-    return False
-
-
-class Unbind(BuiltinFunction):
+class Unbind(Overload):
     """Split along ``dim`` into its slices; the gradient stacks them back."""
 
     node_name = "UnbindBackward0"
+    args = ("self", "dim")
     saved_attrs = ("dim",)
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim=0):
-        return x.unbind(dim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.dim = inputs[1]
+    is_view = True
+    returns_list = True
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, *grads):
@@ -719,28 +734,30 @@ class Unbind(BuiltinFunction):
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:
     """The slices of ``x`` along ``dim``, as a tuple of views."""
+    if x._vc and x._vc[0]:
+        read_history(x)
     d = x._data
     if d.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     pos = _wrap_dim(dim, d.ndim)
+    if not d.shape[pos]:
+        return ()
     # The trailing Ellipsis keeps a 0-d piece a NumPy view (a bare integer index copies it).
-    outs = tuple(make_view(wrap(d[(slice(None),) * pos + (i, Ellipsis)]), x, MULTI_OUTPUT,
-                           "Unbind") for i in range(d.shape[pos]))
-    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
-        record_node(Unbind, outs, (x,), (x, dim))
-    return outs
+    return dispatch(Unbind, tuple([d[(slice(None),) * pos + (i, Ellipsis)]
+                                   for i in range(d.shape[pos])]), (x, dim))
 
 
-class Stack(BuiltinFunction):
+unbind = declare("unbind", Unbind, function=unbind)
+
+
+class Stack(Overload):
     """Join same-shaped tensors along a new dim; each gradient is its slice."""
 
     node_name = "StackBackward0"
+    args = ("tensors", "dim")
     saved_attrs = ("dim",)
-
-    @staticmethod
-    def forward(*tensors_and_dim):
-        *tensors, dim = tensors_and_dim
-        return namespace_of(tensors[0]).stack(tensors, dim)
+    variadic = True
+    jvp = LINEAR
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -764,23 +781,22 @@ def stack(tensors: list | tuple, dim: int = 0) -> Tensor:
         if a.shape != shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(shape)} at entry 0 and {list(a.shape)} at entry {i}")
-    out = wrap(np.stack(arrays, axis=pos, dtype=_joined_dtype(arrays), casting="unsafe"))
-    if _recording(tensors, out) or STATE.special:
-        record_node(Stack, (out,), tuple(tensors), (*tensors, dim))
-    return out
+    return dispatch(Stack, np.stack(arrays, axis=pos, dtype=_joined_dtype(arrays),
+                                    casting="unsafe"), (*tensors, dim))
 
 
-class Cat(BuiltinFunction):
+stack = declare("stack", Stack, function=stack, methods=())
+
+
+class Cat(Overload):
     """Join tensors along an existing dim; each gradient is its slice of grad."""
 
     node_name = "CatBackward0"
+    args = ("tensors", "dim")
     saved_attrs = ("dim",)
     ctx_attrs = ("pos", "sizes")
-
-    @staticmethod
-    def forward(*tensors_and_dim):
-        *tensors, dim = tensors_and_dim
-        return namespace_of(tensors[0]).cat(tensors, dim)
+    variadic = True
+    jvp = LINEAR
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -828,7 +844,7 @@ def cat(tensors: list | tuple, dim: int = 0, *, axis: int | None = None) -> Tens
             ref = a.shape
     dt = _joined_dtype(arrays)
     if ref is None:
-        out = wrap(np.zeros(0, dt))
+        out = np.zeros(0, dt)
     else:
         pos = _wrap_dim(dim, len(ref))
         parts = []
@@ -845,10 +861,11 @@ def cat(tensors: list | tuple, dim: int = 0, *, axis: int | None = None) -> Tens
                         f"Sizes of tensors must match except in dimension {pos}. Expected size "
                         f"{ref[k]} but got size {n} for tensor number {i} in the list.")
             parts.append(a)
-        out = wrap(np.concatenate(parts, axis=pos, dtype=dt, casting="unsafe"))
-    if _recording(tensors, out) or STATE.special:
-        record_node(Cat, (out,), tuple(tensors), (*tensors, dim))
-    return out
+        out = np.concatenate(parts, axis=pos, dtype=dt, casting="unsafe")
+    return dispatch(Cat, out, (*tensors, dim))
+
+
+cat = declare("cat", Cat, function=cat, methods=(), functions=("cat", "concat", "concatenate"))
 
 
 def _split_lengths(size: int, split_size: int) -> list:
@@ -859,13 +876,12 @@ def _split_lengths(size: int, split_size: int) -> list:
     return [split_size] * (count - 1) + [size - split_size * (count - 1)]
 
 
-def _pieces(x: Tensor, lengths, pos: int, op: str) -> tuple:
-    d = x._data
+def _pieces(d: np.ndarray, lengths, pos: int) -> tuple:
     lead = (slice(None),) * pos
     outs = []
     start = 0
     for n in lengths:
-        outs.append(make_view(wrap(d[lead + (slice(start, start + n),)]), x, MULTI_OUTPUT, op))
+        outs.append(d[lead + (slice(start, start + n),)])
         start += n
     return tuple(outs)
 
@@ -878,21 +894,16 @@ def _joined_grad(grads, sizes: tuple, pos: int, lengths) -> Tensor:
     return namespace_of(ref).cat(parts, pos)
 
 
-class Split(BuiltinFunction):
+class Split(Overload):
     """Cut into pieces of ``split_size`` along ``dim`` (views); the gradient joins them back."""
 
     node_name = "SplitBackward0"
+    args = ("self", "split_size", "dim")
     saved_attrs = ("dim", "self_sym_sizes", "split_size")
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, split_size, dim):
-        return x.split(split_size, dim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, ctx.split_size, ctx.dim = inputs
-        ctx.self_sym_sizes = tuple(x.shape)
+    is_view = True
+    returns_list = True
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, *grads):
@@ -902,21 +913,12 @@ class Split(BuiltinFunction):
         return _joined_grad(grads, sizes, pos, lengths), None, None
 
 
-class SplitWithSizes(BuiltinFunction):
+class SplitWithSizes(Split):
     """Cut into pieces of the given sizes along ``dim`` (views); the gradient joins them back."""
 
     node_name = "SplitWithSizesBackward0"
+    args = ("self", "split_sizes", "dim")
     saved_attrs = ("dim", "self_sym_sizes", "split_sizes")
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, split_sizes, dim):
-        return x.split_with_sizes(split_sizes, dim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, ctx.split_sizes, ctx.dim = inputs
-        ctx.self_sym_sizes = tuple(x.shape)
 
     @staticmethod
     def backward(ctx, *grads):
@@ -934,6 +936,8 @@ def split(x: Tensor, split_size_or_sections: int | list | tuple, dim: int = 0) -
     if not isinstance(size, int):
         raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of "
                         f"ints, not {type(size).__name__}")
+    if x._vc and x._vc[0]:
+        read_history(x)
     d = x._data
     if d.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
@@ -944,14 +948,21 @@ def split(x: Tensor, split_size_or_sections: int | list | tuple, dim: int = 0) -
     if size == 0 and n:
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
                            f"size of {n}")
-    outs = _pieces(x, _split_lengths(n, size), pos, "Split")
-    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
-        record_node(Split, outs, (x,), (x, size, dim))
-    return outs
+    return dispatch(Split, _pieces(d, _split_lengths(n, size), pos), (x, size, dim))
+
+
+def _split_method(self, split_size: int | list | tuple, dim: int = 0) -> tuple:
+    """Views of ``self`` cut along ``dim`` into pieces of ``split_size`` or of the listed sizes."""
+    return split(self, split_size, dim)
+
+
+split = declare("split", Split, function=split, methods={"split": _split_method})
 
 
 def split_with_sizes(x: Tensor, split_sizes: list | tuple, dim: int = 0) -> tuple:
     """Views of ``x`` cut along ``dim`` into pieces of ``split_sizes`` (which sum to its size)."""
+    if x._vc and x._vc[0]:
+        read_history(x)
     d = x._data
     if d.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
@@ -964,10 +975,12 @@ def split_with_sizes(x: Tensor, split_sizes: list | tuple, dim: int = 0) -> tupl
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
                            f"{d.shape[pos]} (input tensor's size at dimension {dim}), but got "
                            f"split_sizes={list(sizes)}")
-    outs = _pieces(x, sizes, pos, "SplitWithSizes")
-    if x._requires_grad and STATE.grad_enabled and d.dtype.kind == "f" or STATE.special:
-        record_node(SplitWithSizes, outs, (x,), (x, sizes, dim))
-    return outs
+    if not sizes:
+        return ()
+    return dispatch(SplitWithSizes, _pieces(d, sizes, pos), (x, sizes, dim))
+
+
+split_with_sizes = declare("split_with_sizes", SplitWithSizes, function=split_with_sizes)
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
@@ -985,79 +998,32 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     return split(x, size, dim)
 
 
-def _split_method(self, split_size: int | list | tuple, dim: int = 0) -> tuple:
-    """Views of ``self`` cut along ``dim`` into pieces of ``split_size`` or of the listed sizes."""
-    return split(self, split_size, dim)
-
-def _sizes_method(fn):
-    # x.view(2, 3) and x.view((2, 3)) both work, as in torch.
-    def method(self, *sizes):
-        return fn(self, *sizes)
-
-    method.__name__ = fn.__name__
-    method.__doc__ = fn.__doc__
-    return method
+chunk = declare("chunk", function=chunk)  # (a composite: split)
 
 
-def _to_method(name: str):
-    def convert(self):
-        return to(self, getattr(_dtype, name))
-
-    convert.__name__ = name
-    convert.__doc__ = f"``self.to(ext.{name})``."
-    return convert
-
-
-class Flip(BuiltinFunction):
+class Flip(Overload):
     """Reverse the order along ``dims`` (a copy); the gradient is flipped back."""
 
     node_name = "FlipBackward0"
+    args = ("self", "dims")
     saved_attrs = ("dims",)
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dims):
-        return x.flip(dims)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.dims = inputs[1]
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx, grad):
         return grad.flip(ctx.dims), None
-
-    @staticmethod
-    def jvp(args, out, tangents):
-        return tangents[0].flip(args[1])
 
 
 def flip(x: Tensor, *dims) -> Tensor:
     """A copy of ``x`` with the order of the entries along ``dims`` reversed."""
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
+    if x._vc and x._vc[0]:
+        read_history(x)
     d = x._data
     axes = wrap_dims(dims, d.ndim) if d.ndim else ()
-    return _one_input(Flip, x, np.flip(d, axes).copy() if axes else d.copy(), (tuple(dims),))
+    return dispatch(Flip, np.flip(d, axes).copy() if axes else d.copy(), (x, tuple(dims)))
 
 
-METHODS = {
-    "flip": flip,
-    "t": t, "transpose": transpose, "permute": _permute_method,
-    "T": property(_dims_reversed), "mT": property(matrix_transpose),
-    "view_as": view_as, "reshape": _sizes_method(reshape),
-    "reshape_as": reshape_as, "flatten": flatten, "expand": _sizes_method(expand),
-    "expand_as": expand_as, "unsqueeze": unsqueeze, "squeeze": squeeze, "clone": clone,
-    "contiguous": contiguous, "to": to, "unbind": unbind, "split": _split_method,
-    "split_with_sizes": split_with_sizes, "chunk": chunk,
-    "float": _to_method("float32"), "double": _to_method("float64"),
-    "half": _to_method("float16"), "long": _to_method("int64"), "int": _to_method("int32"),
-    "bool": _to_method("bool"),
-}
-FUNCTIONS = {
-    "flip": flip,
-    "t": t, "transpose": transpose, "permute": permute, "reshape": reshape, "flatten": flatten,
-    "unsqueeze": unsqueeze, "squeeze": squeeze, "clone": clone, "unbind": unbind,
-    "stack": stack, "cat": cat, "concat": cat, "concatenate": cat, "split": split,
-    "split_with_sizes": split_with_sizes, "chunk": chunk,
-}
+flip = declare("flip", Flip, function=flip)
