@@ -264,7 +264,7 @@ class Op:
     function: Callable
     methods: dict
     functions: dict
-    inplace: str | None = None
+    inplace: str | tuple | None = None
     augmented: str | None = None
     torch_op: str = ""
 
@@ -297,7 +297,8 @@ _REGISTRY: dict[str, Op] = {}
 def declare(name: str, *overloads: type, function: Callable | None = None,
             kernel: Callable | None = None, dtype: str | None = None,
             methods: tuple | None = None, functions: tuple | None = None,
-            operator: str | None = None, reflected: tuple | None = None, inplace: str | None = None,
+            operator: str | None = None, reflected: tuple | None = None,
+            inplace: str | tuple | None = None,
             augmented: str | None = None, torch_op: str = "") -> Callable:
     """Enter the op ``name`` in the registry and return its function.
 
@@ -307,15 +308,18 @@ def declare(name: str, *overloads: type, function: Callable | None = None,
     ``ext.*`` names) default to ``(name,)``; ``operator`` is a Python operator method (``__pow__``)
     and ``reflected`` a ``(name, function)`` pair (``__rpow__``); ``inplace`` and ``augmented``
     name the in-place method (``pow_``) and operator (``__ipow__``): the same op, written into
-    its first argument.
+    its first argument. ``inplace`` may be several names (``("clamp_", "clip_")``), and an entry
+    of ``methods`` or ``inplace`` a ``(name, function)`` pair, for a method that is not the
+    function itself (``Tensor.where`` takes ``self`` second; ``masked_fill_`` warns first).
     """
     if function is None:
         function = _elementwise(name, overloads[0], kernel, dtype)
     function.__name__ = function.__qualname__ = name
-    table = {m: function for m in ((name,) if methods is None else methods)}
+    table = dict(m if type(m) is tuple else (m, function)
+                 for m in ((name,) if methods is None else methods))
     torch_op = torch_op or f"aten::{name}"
     for ov in overloads:
-        ov._method = name if name in table else ""
+        ov._method = name if table.get(name) is function else ""
         ov._aten = torch_op[len("aten::"):]
     if operator:
         table[operator] = operator_method(function)
@@ -438,8 +442,9 @@ def methods() -> dict:
     out = {}
     for op in _REGISTRY.values():
         out.update(op.methods)
-        if op.inplace:
-            out[op.inplace] = _inplace_method(op.inplace, op.function)
+        for entry in (op.inplace,) if type(op.inplace) is str else op.inplace or ():
+            inplace, fn = entry if type(entry) is tuple else (entry, op.function)
+            out[inplace] = _inplace_method(inplace, fn)
         if op.augmented:
             out[op.augmented] = _augmented_method(op.function)
     return out
