@@ -10,7 +10,7 @@ import pytest
 
 import ext
 from ext.functions import _op, reduction, shape
-from ext.functions.pointwise import arithmetic, unary
+from ext.functions.pointwise import arithmetic, selection, unary
 
 torch = pytest.importorskip("torch")
 
@@ -19,10 +19,16 @@ pytestmark = pytest.mark.ext_only
 _rng = np.random.default_rng(7)
 _X = _rng.uniform(0.5, 1.5, (3, 4))
 _Y = np.array([[0.0, 1.5, -0.5, 2.0]] * 3)  # (a zero exponent and a negative one)
+_MASK = _X > 1.0  # (a bool array becomes a bool tensor, which gets no gradient)
+_S = _rng.uniform(-2.0, 2.0, (3, 4))  # (both signs)
 
 
 def _t(a):
-    return torch.tensor(a, dtype=torch.float64)
+    return torch.tensor(a, dtype=torch.bool if a.dtype == np.bool_ else torch.float64)
+
+
+def _differentiable(a) -> bool:
+    return isinstance(a, torch.Tensor) and a.is_floating_point()
 
 
 # (overload, the forward's arguments: an array becomes a float64 torch tensor)
@@ -31,6 +37,42 @@ CASES = [
     (unary.Relu, (_X - 1.0,)),
     (unary.ThresholdBackward, (_Y, _X - 1.0, 0)),
     (unary.ThresholdBackward, (_Y, _X, 0.75)),
+    # pointwise: one-input math
+    (unary.Neg, (_S,)),
+    (unary.Abs, (_S,)),
+    (unary.Sign, (_S,)),
+    (unary.Log, (_X,)),
+    (unary.Sin, (_S,)),
+    (unary.Cos, (_S,)),
+    (unary.Tan, (_S,)),
+    (unary.Tanh, (_S,)),
+    (unary.TanhBackward, (_S, np.tanh(_X))),
+    (unary.Sigmoid, (_S,)),
+    (unary.SigmoidBackward, (_S, 1 / (1 + np.exp(-_X)))),
+    (unary.Sqrt, (_X,)),
+    (unary.Rsqrt, (_X,)),
+    (unary.Log1p, (_X,)),
+    (unary.Expm1, (_S,)),
+    (unary.Round, (_S,)),
+    (unary.RoundDecimals, (_S, 1)),
+    (unary.Floor, (_S,)),
+    (unary.Ceil, (_S,)),
+    # pointwise: selection
+    (selection.ClampScalar, (_S, -0.5, 1.0)),
+    (selection.ClampScalar, (_S, None, 0.5)),
+    (selection.ClampTensor, (_S, _X - 1.0, _X)),
+    (selection.ClampTensor, (_S, _X - 1.0, None)),
+    (selection.ClampMinScalar, (_S, 0.25)),
+    (selection.ClampMinTensor, (_S, _Y)),
+    (selection.ClampMaxScalar, (_S, 0.25)),
+    (selection.ClampMaxTensor, (_S, _Y)),
+    (selection.Maximum, (_S, _Y)),
+    (selection.Maximum, (_S, _S[:1])),
+    (selection.Minimum, (_S, _Y)),
+    (selection.MaskedFillScalar, (_S, _MASK, 2.0)),
+    (selection.MaskedFillTensor, (_S, _MASK, np.array(2.0))),
+    (selection.Where, (_MASK, _S, _Y)),
+    (selection.Where, (_MASK[0], _S, 0.5)),
     (arithmetic.PowTensorScalar, (_X, 2.5)),
     (arithmetic.PowTensorScalar, (_X, 0)),
     (arithmetic.PowTensorTensor, (_X, _Y)),
@@ -60,26 +102,27 @@ def _first(out):
 @pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
 def test_backward_runs_on_torch_tensors_as_torch_differentiates(ov, args):
     args = _torch_args(args)
-    inputs = [a.requires_grad_() for a in args if isinstance(a, torch.Tensor)]
+    inputs = [a.requires_grad_() for a in args if _differentiable(a)]
     out = ov.forward(*args)
     grad = _t(_rng.uniform(0.5, 1.5, tuple(_first(out).shape)))
     expected = torch.autograd.grad(_first(out), inputs, grad)
 
     plain = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
     outputs = tuple(o.detach() for o in out) if isinstance(out, tuple) else (out.detach(),)
-    needs = tuple(isinstance(a, torch.Tensor) for a in args)
+    needs = tuple(_differentiable(a) for a in args)
     result = ov.backward(ov.ctx_for(plain, outputs, needs), grad)
     result = result if isinstance(result, tuple) else (result,)
-    got = [g for g, a in zip(result, args) if isinstance(a, torch.Tensor)]
+    got = [g for g, a in zip(result, args) if _differentiable(a)]
     for g, e in zip(got, expected):
         assert type(g) is torch.Tensor
-        torch.testing.assert_close(g, e, equal_nan=True)
+        # (the engine sums a broadcast gradient to its input's shape, as torch's formulas do)
+        torch.testing.assert_close(g.sum_to_size(e.shape), e, equal_nan=True)
 
 
 @pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
 def test_forward_rule_runs_on_torch_tensors_as_torch_func_jvp(ov, args):
     args = _torch_args(args)
-    where = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    where = [i for i, a in enumerate(args) if _differentiable(a)]
     tangents = [_t(_rng.uniform(-1.0, 1.0, tuple(args[i].shape))) for i in where]
 
     def f(*tensors):
