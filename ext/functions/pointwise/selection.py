@@ -6,6 +6,7 @@ import numpy as np
 
 from ... import _dtype
 from ..._tensor import Tensor
+from .. import inplace  # (bound before it is loaded whole when it is imported first)
 from .._builtin import binary_operands, namespace_of
 from .._op import ELEMENTWISE, Overload, declare, dispatch
 from ._common import apply, broadcast_error
@@ -388,9 +389,7 @@ def _masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
 
 
 def _masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:
-    from ..inplace import warn_expanded
-
-    warn_expanded(x, "masked_fill_", "tensor[mask] = scalar", 5)
+    inplace.warn_expanded(x, "masked_fill_", "tensor[mask] = scalar", 5)
     return _masked_fill(x, mask, value)
 
 
