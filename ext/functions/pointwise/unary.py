@@ -11,19 +11,18 @@ from .._op import ELEMENTWISE, FLOAT, LINEAR, Overload, declare, dispatch
 from ._common import quiet
 
 
-def _checked(x, name: str, refused: str = "", kernel: str = "") -> np.ndarray:
-    """The array of the input ``x`` of ``name``, after torch's checks: a Tensor, of no dtype kind
-    in ``refused`` (whose CPU ``kernel`` torch does not implement)."""
-    if type(x) is not Tensor:
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
-    d = x._data
-    if d.dtype.kind in refused:
-        raise NotImplementedError(f'"{kernel or name}_cpu" not implemented for '
-                                  f"'{_dtype.FROM_NUMPY[d.dtype]._short}'")
-    return d
+def _not_a_tensor(name: str, x) -> TypeError:
+    return TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                     f"{type(x).__name__}")
 
 
+def _no_kernel(kernel: str, d: np.ndarray) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}_cpu" not implemented for '
+                               f"'{_dtype.FROM_NUMPY[d.dtype]._short}'")
+
+
+# (each op's checks are written out: a shared checking function costs a tenth of a small op's
+# dispatch, benchmarks/ops.py)
 class Neg(Overload):
     """-x."""
 
@@ -37,8 +36,10 @@ class Neg(Overload):
 
 def _neg(x: Tensor) -> Tensor:
     """-x."""
-    d = _checked(x, "neg")
-    if d.dtype == np.bool_:
+    if type(x) is not Tensor:
+        raise _not_a_tensor("neg", x)
+    d = x._data
+    if d.dtype.kind == "b":
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
                            "you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
@@ -64,7 +65,12 @@ class Abs(Overload):
 
 def _abs(x: Tensor) -> Tensor:
     """|x|."""
-    return dispatch(Abs, np.abs(_checked(x, "abs", "b")), (x,))
+    if type(x) is not Tensor:
+        raise _not_a_tensor("abs", x)
+    d = x._data
+    if d.dtype.kind == "b":
+        raise _no_kernel("abs", d)
+    return dispatch(Abs, np.abs(d), (x,))
 
 
 abs = declare("abs", Abs, function=_abs, methods=("abs", "__abs__"),  # noqa: A001 - torch's
@@ -89,7 +95,9 @@ class Sign(_PiecewiseConstant):
 
 def _sign(x: Tensor) -> Tensor:
     """-1, 0 or 1 by the sign of each element (0 for nan, as in torch)."""
-    d = _checked(x, "sign")
+    if type(x) is not Tensor:
+        raise _not_a_tensor("sign", x)
+    d = x._data
     kind = d.dtype.kind
     if kind == "f":
         out = np.where(np.isnan(d), np.zeros((), d.dtype), np.sign(d))
@@ -423,9 +431,15 @@ class RoundDecimals(_PiecewiseConstant):
 
 def _round(x: Tensor, *, decimals: int | None = None) -> Tensor:
     """Round to the nearest integer (half to even), or to ``decimals`` places."""
+    if type(x) is not Tensor:
+        raise _not_a_tensor("round", x)
+    d = x._data
     if decimals is None:
-        return dispatch(Round, np.round(_checked(x, "round", "b", "round_vml")), (x,))
-    d = _checked(x, "round", "biu")
+        if d.dtype.kind == "b":
+            raise _no_kernel("round_vml", d)
+        return dispatch(Round, np.round(d), (x,))
+    if d.dtype.kind in "biu":
+        raise _no_kernel("round", d)
     return dispatch(RoundDecimals, np.round(d, decimals), (x, decimals))
 
 
@@ -441,7 +455,12 @@ class Floor(_PiecewiseConstant):
 
 def _floor(x: Tensor) -> Tensor:
     """Round down."""
-    return dispatch(Floor, np.floor(_checked(x, "floor", "b", "floor_vml")), (x,))
+    if type(x) is not Tensor:
+        raise _not_a_tensor("floor", x)
+    d = x._data
+    if d.dtype.kind == "b":
+        raise _no_kernel("floor_vml", d)
+    return dispatch(Floor, np.floor(d), (x,))
 
 
 floor = declare("floor", Floor, function=_floor, inplace="floor_")
@@ -455,7 +474,12 @@ class Ceil(_PiecewiseConstant):
 
 def _ceil(x: Tensor) -> Tensor:
     """Round up."""
-    return dispatch(Ceil, np.ceil(_checked(x, "ceil", "b", "ceil_vml")), (x,))
+    if type(x) is not Tensor:
+        raise _not_a_tensor("ceil", x)
+    d = x._data
+    if d.dtype.kind == "b":
+        raise _no_kernel("ceil_vml", d)
+    return dispatch(Ceil, np.ceil(d), (x,))
 
 
 ceil = declare("ceil", Ceil, function=_ceil, inplace="ceil_")
