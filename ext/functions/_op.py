@@ -77,6 +77,7 @@ class Overload(BuiltinFunction):
     _attr_from: tuple = ()
     _edge_pos: tuple = _FIRST
     _linked = 1
+    _plain = False  # (one tensor input, the first; one output; not a view)
     _method = ""  # (set by declare: the Tensor method that runs the op, if it has one)
     _aten = ""  # (set by declare: the op's aten name)
 
@@ -104,6 +105,7 @@ class Overload(BuiltinFunction):
         # (one tensor input, the first: the common case, told by identity in dispatch)
         cls._edge_pos = _FIRST if pos == _FIRST else pos
         cls._linked = len(cls.outputs) - len(cls.non_differentiable)
+        cls._plain = cls._edge_pos is _FIRST and len(cls.outputs) == 1 and not cls.is_view
         if cls.outputs[cls._linked:] != cls.non_differentiable:
             raise TypeError(f"{cls.__name__}: non-differentiable outputs come last")
         if "setup_context" not in cls.__dict__:
@@ -201,6 +203,15 @@ def dispatch(ov: type, data, args: tuple):
         out = outputs[0]
     else:
         out = wrap(data)
+        if ov._plain and not STATE.special:
+            # (the common case written out: one tensor input, one output, no view; the general
+            # path below costs a small op a few percent, benchmarks/ops.py)
+            x = args[0]
+            if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f":
+                node = new_node(ov, args)
+                link((out,), node, (x,))
+                ov.setup_context(node, args, out)
+            return out
         outputs = None
     if STATE.special:
         if _special(ov, out, outputs, args):
