@@ -118,7 +118,7 @@ def concatenate(tensors: list | tuple, dim: int = 0, *, axis: int | None = None)
     """Join tensors along the existing dim ``dim``; all other sizes must match."""
     ...
 def cos(x: Tensor) -> Tensor:
-    """Cosine."""
+    """cos x: d/dx = -sin x."""
     ...
 def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Running products along ``dim``."""
@@ -157,7 +157,7 @@ def exp(x: Tensor) -> Tensor:
     """e^x: d/dx = e^x, the result."""
     ...
 def expm1(x: Tensor) -> Tensor:
-    """e^x - 1, accurate for small x."""
+    """e^x - 1: d/dx = e^x = result + 1."""
     ...
 def eye(n: Any, m: Any = None, *, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
     """The identity matrix (``n`` x ``m``)."""
@@ -241,10 +241,10 @@ def linspace(start, end, steps: Any, *, dtype=None, device=None, requires_grad: 
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     ...
 def log(x: Tensor) -> Tensor:
-    """Natural logarithm."""
+    """log x: d/dx = 1/x."""
     ...
 def log1p(x: Tensor) -> Tensor:
-    """log(1 + x), accurate for small x."""
+    """log(1 + x): d/dx = 1 / (1 + x)."""
     ...
 def log_softmax(x: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """log(softmax(x)) along ``dim``, computed without forming softmax (no log of 0)."""
@@ -362,7 +362,7 @@ def round(x: Tensor, *, decimals: int | None = None) -> Tensor:
     """Round to the nearest integer (half to even), or to ``decimals`` places."""
     ...
 def rsqrt(x: Tensor) -> Tensor:
-    """1 / √x."""
+    """1/√x: d/dx = -1/2 x^(-3/2) = -result³ / 2."""
     ...
 def rsub(x: Tensor, other, alpha=1) -> Tensor:
     """other - alpha * x."""
@@ -383,13 +383,13 @@ def set_warn_always(value: bool) -> None:
     """Give once-per-process warnings every time (True) or only the first time (False)."""
     ...
 def sigmoid(x: Tensor) -> Tensor:
-    """The logistic function."""
+    """σ(x) = 1 / (1 + e^-x): d/dx = σ(x)(1 - σ(x)), torch's sigmoid_backward of the result."""
     ...
 def sign(x: Tensor) -> Tensor:
     """-1, 0 or 1 by the sign of each element (0 for nan, as in torch)."""
     ...
 def sin(x: Tensor) -> Tensor:
-    """Sine."""
+    """sin x: d/dx = cos x."""
     ...
 def softmax(x: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` converts the input first."""
@@ -404,7 +404,7 @@ def split_with_sizes(x: Tensor, split_sizes: list | tuple, dim: int = 0) -> tupl
     """Views of ``x`` cut along ``dim`` into pieces of ``split_sizes`` (which sum to its size)."""
     ...
 def sqrt(x: Tensor) -> Tensor:
-    """Square root."""
+    """√x: d/dx = 1 / (2√x)."""
     ...
 def squeeze(x: Tensor, dim: int | None = None, *, _op: Any = ...) -> Tensor:
     """A view without dims of size 1 (only ``dim``, if given)."""
@@ -428,10 +428,10 @@ def t(x: Tensor) -> Tensor:
     """Transpose a tensor of at most 2 dims."""
     ...
 def tan(x: Tensor) -> Tensor:
-    """Tangent."""
+    """tan x: d/dx = 1 + tan² x."""
     ...
 def tanh(x: Tensor) -> Tensor:
-    """Hyperbolic tangent."""
+    """tanh x: d/dx = 1 - tanh² x, torch's tanh_backward of the result."""
     ...
 def tensor(data, *, dtype=None, device=None, requires_grad: Any = False, pin_memory: Any = False) -> Tensor:
     """A new leaf tensor holding a copy of ``data`` (numbers, nested lists, NumPy arrays)."""

@@ -248,7 +248,7 @@ class Tensor:
         """In-place ``copy``: modifies this tensor and returns it."""
         ...
     def cos(self) -> Tensor:
-        """Cosine."""
+        """cos x: d/dx = -sin x."""
         ...
     def cos_(self, *args, **kwargs):
         """In-place ``cos``: modifies this tensor and returns it."""
@@ -323,7 +323,7 @@ class Tensor:
         """``x.expand(other.shape)``."""
         ...
     def expm1(self) -> Tensor:
-        """e^x - 1, accurate for small x."""
+        """e^x - 1: d/dx = e^x = result + 1."""
         ...
     def expm1_(self, *args, **kwargs):
         """In-place ``expm1``: modifies this tensor and returns it."""
@@ -414,10 +414,10 @@ class Tensor:
         """Elementwise ``le`` comparison, a bool tensor (not differentiable)."""
         ...
     def log(self) -> Tensor:
-        """Natural logarithm."""
+        """log x: d/dx = 1/x."""
         ...
     def log1p(self) -> Tensor:
-        """log(1 + x), accurate for small x."""
+        """log(1 + x): d/dx = 1 / (1 + x)."""
         ...
     def log1p_(self, *args, **kwargs):
         """In-place ``log1p``: modifies this tensor and returns it."""
@@ -603,7 +603,7 @@ class Tensor:
         """In-place ``round``: modifies this tensor and returns it."""
         ...
     def rsqrt(self) -> Tensor:
-        """1 / √x."""
+        """1/√x: d/dx = -1/2 x^(-3/2) = -result³ / 2."""
         ...
     def rsqrt_(self, *args, **kwargs):
         """In-place ``rsqrt``: modifies this tensor and returns it."""
@@ -622,7 +622,7 @@ class Tensor:
         """The size of each dimension, as an ``ext.Size``."""
         ...
     def sigmoid(self) -> Tensor:
-        """The logistic function."""
+        """σ(x) = 1 / (1 + e^-x): d/dx = σ(x)(1 - σ(x)), torch's sigmoid_backward of the result."""
         ...
     def sigmoid_(self, *args, **kwargs):
         """In-place ``sigmoid``: modifies this tensor and returns it."""
@@ -634,7 +634,7 @@ class Tensor:
         """In-place ``sign``: modifies this tensor and returns it."""
         ...
     def sin(self) -> Tensor:
-        """Sine."""
+        """sin x: d/dx = cos x."""
         ...
     def sin_(self, *args, **kwargs):
         """In-place ``sin``: modifies this tensor and returns it."""
@@ -655,7 +655,7 @@ class Tensor:
         """Views of ``x`` cut along ``dim`` into pieces of ``split_sizes`` (which sum to its size)."""
         ...
     def sqrt(self) -> Tensor:
-        """Square root."""
+        """√x: d/dx = 1 / (2√x)."""
         ...
     def sqrt_(self, *args, **kwargs):
         """In-place ``sqrt``: modifies this tensor and returns it."""
@@ -685,13 +685,13 @@ class Tensor:
         """Transpose a tensor of at most 2 dims."""
         ...
     def tan(self) -> Tensor:
-        """Tangent."""
+        """tan x: d/dx = 1 + tan² x."""
         ...
     def tan_(self, *args, **kwargs):
         """In-place ``tan``: modifies this tensor and returns it."""
         ...
     def tanh(self) -> Tensor:
-        """Hyperbolic tangent."""
+        """tanh x: d/dx = 1 - tanh² x, torch's tanh_backward of the result."""
         ...
     def tanh_(self, *args, **kwargs):
         """In-place ``tanh``: modifies this tensor and returns it."""

@@ -101,6 +101,7 @@ class Overload(BuiltinFunction):
     _edge_pos: tuple = _FIRST
     _linked: int | None = 1
     _derived = True  # (setup_context made from the declared saves)
+    _plain = False  # (one tensor input, the first; one output; not a view)
     _method = ""  # (set by declare: the Tensor method that runs the op, if it has one)
     _aten = ""  # (set by declare: the op's aten name)
 
@@ -134,6 +135,7 @@ class Overload(BuiltinFunction):
         # every tensor argument, however many)
         cls._edge_pos = None if cls.variadic else _FIRST if pos == _FIRST else pos
         cls._linked = len(cls.outputs) - len(cls.non_differentiable)
+        cls._plain = cls._edge_pos is _FIRST and len(cls.outputs) == 1 and not cls.is_view
         if cls.outputs[cls._linked:] != cls.non_differentiable:
             raise TypeError(f"{cls.__name__}: non-differentiable outputs come last")
         if cls.returns_list:
@@ -269,6 +271,15 @@ def dispatch(ov: type, data, args: tuple):
         out = outputs[0]
     else:
         out = wrap(data)
+        if ov._plain and not STATE.special:
+            # (the common case written out: one tensor input, one output, no view; the general
+            # path below costs a small op a few percent, benchmarks/ops.py)
+            x = args[0]
+            if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f":
+                node = new_node(ov, args)
+                link((out,), node, (x,))
+                ov.setup_context(node, args, out)
+            return out
         outputs = None
     if STATE.special:
         if _special(ov, out, outputs, args):
@@ -355,7 +366,7 @@ class Op:
     function: Callable
     methods: dict
     functions: dict
-    inplace: str | None = None
+    inplace: str | tuple | None = None
     augmented: str | None = None
     torch_op: str = ""
     pack: bool = False  # (an op of the drop-in pack: a user Function with its own contract)
@@ -393,7 +404,8 @@ _REGISTRY: dict[str, Op] = {}
 def declare(name: str, *overloads: type, function: Callable | None = None,
             kernel: Callable | None = None, dtype: str | None = None,
             methods: tuple | dict | None = None, functions: tuple | dict | None = None,
-            operator: str | None = None, reflected: tuple | None = None, inplace: str | None = None,
+            operator: str | None = None, reflected: tuple | None = None,
+            inplace: str | tuple | None = None,
             augmented: str | None = None, torch_op: str = "") -> Callable:
     """Enter the op ``name`` in the registry and return its function.
 
@@ -405,13 +417,18 @@ def declare(name: str, *overloads: type, function: Callable | None = None,
     aten op, which ``ext.ops.aten`` gives); ``operator`` is a Python operator method (``__pow__``)
     and ``reflected`` a ``(name, function)`` pair (``__rpow__``); ``inplace`` and ``augmented``
     name the in-place method (``pow_``) and operator (``__ipow__``): the same op, written into
-    its first argument.
+    its first argument. ``inplace`` may be several names (``("clamp_", "clip_")``), and an entry
+    of ``methods`` or ``inplace`` a ``(name, function)`` pair, for a method that is not the
+    function itself (``Tensor.where`` takes ``self`` second; ``masked_fill_`` warns first).
     """
     if function is None:
         function = _elementwise(name, overloads[0], kernel, dtype)
     function.__name__ = function.__qualname__ = name
-    table = dict(methods) if isinstance(methods, dict) else {
-        m: function for m in ((name,) if methods is None else methods)}
+    if isinstance(methods, dict):
+        table = dict(methods)
+    else:
+        table = dict(m if type(m) is tuple else (m, function)
+                     for m in ((name,) if methods is None else methods))
     torch_op = torch_op or f"aten::{name}"
     for ov in overloads:
         ov._method = name if table.get(name) is function else ""
@@ -546,8 +563,9 @@ def methods() -> dict:
     out = {}
     for op in _REGISTRY.values():
         out.update(op.methods)
-        if op.inplace:
-            out[op.inplace] = _inplace_method(op.inplace, op.function)
+        for entry in (op.inplace,) if type(op.inplace) is str else op.inplace or ():
+            inplace, fn = entry if type(entry) is tuple else (entry, op.function)
+            out[inplace] = _inplace_method(inplace, fn)
         if op.augmented:
             out[op.augmented] = _augmented_method(op.function)
     return out

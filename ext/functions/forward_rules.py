@@ -14,8 +14,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from . import activation, linalg
-from .pointwise import arithmetic, logical, selection, unary
-from .pointwise.selection import where
+from .pointwise import arithmetic, logical
 
 
 def _zeros_like(x: Tensor) -> Tensor:
@@ -39,11 +38,6 @@ def _sum(*terms) -> Tensor | None:
 def _linear(fn):
     """The rule of an op that is linear in its first argument: the op applied to the tangent."""
     return lambda args, out, t: fn(t[0], *args[1:])
-
-
-def _chain(derivative):
-    """The rule of a one-input elementwise op: tangent times the derivative."""
-    return lambda args, out, t: t[0] * derivative(args[0], out)
 
 
 def _piecewise_constant(args, out, t):
@@ -130,49 +124,6 @@ def _div(args, out, t):
     return (-prod if t[0] is None else t[0] - prod) / b
 
 
-# ---------------------------------------------------------------------------------- selection
-def _clamp_scalar(args, out, t):
-    return where(selection._inside(args[0], args[1], args[2]), t[0], 0.0)
-
-
-def _clamp_tensor(args, out, t):
-    # torch's clamp_jvp: a comparison with nan is False, so a nan input takes the tangent of
-    # whichever branch its comparisons fall through to.
-    x, lo, hi = args
-    tx, tlo, thi = (0.0 if v is None else v for v in t)
-    if lo is not None and hi is not None:
-        return where(lo > hi, thi, where(x < lo, tlo, where(x > hi, thi, tx)))
-    if lo is not None:
-        return where(x > lo, tx, tlo)
-    return where(x < hi, tx, thi)
-
-
-def _clamp_min_tensor(args, out, t):
-    return _clamp_tensor((args[0], args[1], None), out, (t[0], t[1], None))
-
-
-def _clamp_max_tensor(args, out, t):
-    return _clamp_tensor((args[0], None, args[1]), out, (t[0], None, t[1]))
-
-
-def _extremum(larger: bool):
-    # torch's: tb + w * (ta - tb), w = 1 where a wins, 1/2 at a tie, else 0 (a nan tangent on
-    # either side spreads, as 0 * nan); a missing tangent drops out of the sums, as torch's
-    # zero tensors do
-    def rule(args, out, t):
-        a, b = args
-        ta, tb = t
-        w = where(a == b, 0.5, (a > b if larger else a < b).to(out.dtype))
-        if tb is None:
-            return w * ta
-        return tb + w * (-tb if ta is None else ta - tb)
-
-    return rule
-
-
-def _where(args, out, t):
-    cond = args[0]
-    return where(cond, 0.0 if t[1] is None else t[1], 0.0 if t[2] is None else t[2])
 
 
 # ---------------------------------------------------------------------------------- activation
@@ -249,26 +200,7 @@ RULES = {
     arithmetic.Rsub: lambda a, o, t: -t[0] if (a[2] if len(a) > 2 else 1) == 1 else t[0] * -a[2],
     arithmetic.RsubTensor: _rsub_tensor, arithmetic.Mul: _mul, arithmetic.Div: _div,
     arithmetic.Reciprocal: lambda a, o, t: -t[0] * o * o,
-    # one-input math
-    unary.Neg: lambda a, o, t: -t[0],
-    unary.Log: lambda a, o, t: t[0] / a[0],
-    unary.Sin: _chain(lambda x, y: x.cos()), unary.Cos: _chain(lambda x, y: -x.sin()),
-    unary.Tanh: _chain(lambda x, y: 1 - y * y), unary.Sigmoid: _chain(lambda x, y: (1 - y) * y),
-    unary.Sqrt: lambda a, o, t: t[0] / (2 * o),
-    unary.Expm1: _chain(lambda x, y: y + 1), unary.Tan: _chain(lambda x, y: y * y + 1),
-    unary.Rsqrt: _chain(lambda x, y: y * y * y * -0.5), unary.Abs: _chain(lambda x, y: x.sign()),
-    unary.Log1p: lambda a, o, t: t[0] / (a[0] + 1),
-    unary.Sign: _piecewise_constant, unary.Round: _piecewise_constant,
-    unary.RoundDecimals: _piecewise_constant, unary.Floor: _piecewise_constant,
-    unary.Ceil: _piecewise_constant,
     logical.NanToNum: lambda a, o, t: t[0] * logical.isfinite(a[0]),
-    # selection
-    selection.ClampScalar: _clamp_scalar, selection.ClampTensor: _clamp_tensor,
-    selection.ClampMinScalar: lambda a, o, t: where(a[0] >= a[1], t[0], 0.0),
-    selection.ClampMaxScalar: lambda a, o, t: where(a[0] <= a[1], t[0], 0.0),
-    selection.ClampMinTensor: _clamp_min_tensor, selection.ClampMaxTensor: _clamp_max_tensor,
-    selection.Maximum: _extremum(True), selection.Minimum: _extremum(False),
-    selection.Where: _where,
     # matrix products
     linalg.Mm: _mm(lambda a, b: a.mm(b)), linalg.Mv: _mm(lambda a, b: a.mv(b)),
     linalg.Dot: _mm(lambda a, b: a.dot(b), zeros=False),

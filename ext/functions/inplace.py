@@ -489,10 +489,6 @@ def methods() -> dict:
     from . import pointwise as pw
     from .reduction import _dtype_arg, cumprod
 
-    def masked_fill_(x: Tensor, mask, value) -> Tensor:
-        warn_expanded(x, "masked_fill_", "tensor[mask] = scalar", 5)
-        return pw.masked_fill(x, mask, value)
-
     def cumprod_(x: Tensor, dim: int, *, dtype=None) -> Tensor:
         # torch's kernel writes in x's own dtype: a different dtype= is refused, and bool has
         # no in-place product
@@ -503,16 +499,9 @@ def methods() -> dict:
             raise NotImplementedError("\"cumprod_out_cpu\" not implemented for 'Bool'")
         return cumprod(x, dim)
 
-    masked_fill_.writes_through_aliases = True
     table = {
         "add_": pw.add, "sub_": pw.sub, "mul_": pw.mul, "div_": pw.div,
-        "neg_": pw.neg, "abs_": pw.abs, "log_": pw.log, "sin_": pw.sin,
-        "cos_": pw.cos, "tan_": pw.tan, "tanh_": pw.tanh, "sigmoid_": pw.sigmoid,
-        "sqrt_": pw.sqrt, "clamp_": pw.clamp, "clamp_min_": pw.clamp_min,
-        "clamp_max_": pw.clamp_max, "clip_": pw.clamp, "floor_": pw.floor, "ceil_": pw.ceil,
-        "round_": pw.round, "sign_": pw.sign, "reciprocal_": pw.reciprocal,
-        "log1p_": pw.log1p, "expm1_": pw.expm1, "rsqrt_": pw.rsqrt,
-        "nan_to_num_": pw.nan_to_num, "masked_fill_": masked_fill_,
+        "reciprocal_": pw.reciprocal, "nan_to_num_": pw.nan_to_num,
         "cumprod_": cumprod_,
     }
     _DIRECT.update({pw.add: np.add, pw.sub: np.subtract, pw.mul: np.multiply,

@@ -82,20 +82,6 @@ class SavesInput(UnaryFunction):
         ctx.save_for_backward(inputs[0])
 
 
-class SavesResult(UnaryFunction):
-    saved_fields = ("result",)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output)
-
-
-def not_for(x: Tensor, kinds: str, name: str) -> None:
-    if x._data.dtype.kind in kinds:
-        raise NotImplementedError(f'"{name}_cpu" not implemented for '
-                                  f"'{_dtype.FROM_NUMPY[x._data.dtype]._short}'")
-
-
 def quiet(kernel):
     def run(d):
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -1,70 +1,69 @@
-"""Ops that pick between values: clamp and its variants, maximum/minimum, where."""
+"""Ops that pick between values: clamp and its variants, maximum/minimum, masked_fill, where."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ... import _dtype
-from ..._state import STATE
-from ..._tensor import Tensor, wrap
-from .._builtin import BuiltinFunction, binary_operands, namespace_of, record
-from ._common import apply, broadcast_error, edge, recording
-from .logical import logical_and, logical_or
+from ..._tensor import Tensor
+from .. import inplace  # (bound before it is loaded whole when it is imported first)
+from .._builtin import binary_operands, namespace_of
+from .._op import ELEMENTWISE, Overload, declare, dispatch
+from ._common import apply, broadcast_error
 
 
 # ---------------------------------------------------------------------------------- clamp
-def _inside(x: Tensor, lo, hi) -> Tensor:
+def _inside(x, lo, hi):
     """The bool mask where lo <= x <= hi (a missing bound does not limit)."""
     mask = None
     if lo is not None:
         mask = x >= lo
     if hi is not None:
         upper = x <= hi
-        mask = upper if mask is None else logical_and(mask, upper)
+        mask = upper if mask is None else mask.logical_and(upper)
     return mask
 
 
-class ClampScalar(BuiltinFunction):
+def _clamp_jvp(x, lo, hi, tx, tlo, thi):
+    # torch's clamp_jvp: a comparison with nan is False, so a nan input takes the tangent of
+    # whichever branch its comparisons fall through to; a missing tangent is zero.
+    where = namespace_of(x).where
+    tx, tlo, thi = (0.0 if t is None else t for t in (tx, tlo, thi))
+    if lo is not None and hi is not None:
+        return where(lo > hi, thi, where(x < lo, tlo, where(x > hi, thi, tx)))
+    if lo is not None:
+        return where(x > lo, tx, tlo)
+    return where(x < hi, tx, thi)
+
+
+class ClampScalar(Overload):
     """clamp(x, min, max) with number bounds: the gradient passes where min <= x <= max."""
 
     node_name = "ClampBackward1"
+    args = ("self", "min", "max")
+    tensor_positions = (0,)
     saved_fields = ("self",)
     saved_attrs = ("min", "max")
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, min, max):  # noqa: A002 - torch's names
-        return x.clamp(min, max)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
-        ctx.min, ctx.max = inputs[1], inputs[2]
+    jvp = ELEMENTWISE
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return where(_inside(x, ctx.min, ctx.max), grad, 0.0), None, None
+        return namespace_of(grad).where(_inside(x, ctx.min, ctx.max), grad, 0.0), None, None
 
 
-class ClampTensor(BuiltinFunction):
+class ClampTensor(Overload):
     """clamp(x, min, max) with tensor bounds: the gradient goes to x inside the bounds and to
     the bound that is active outside them."""
 
     node_name = "ClampBackward0"
+    args = ("self", "min", "max")
     saved_fields = ("self", "min", "max")
-
-    @staticmethod
-    def forward(x, min, max):  # noqa: A002 - torch's names
-        return x.clamp(min, max)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs)
 
     @staticmethod
     def backward(ctx, grad):
         x, lo, hi = ctx.saved_tensors
+        where = namespace_of(grad).where
         gx = glo = ghi = None
         if ctx.needs_input_grad[0]:
             gx = where(_inside(x, lo, hi), grad, 0.0)
@@ -72,103 +71,28 @@ class ClampTensor(BuiltinFunction):
             low = x < lo
             if hi is not None:
                 # min gets the gradient only where it is strictly below max (torch's rule).
-                low = logical_and(low, lo < hi)
+                low = low.logical_and(lo < hi)
             glo = where(low, grad, 0.0)
         if ctx.needs_input_grad[2]:
             above = x > hi
             if lo is not None:
                 # Where min > max the result is max, whatever x is.
-                above = logical_or(above, hi < lo)
+                above = above.logical_or(hi < lo)
             ghi = where(above, grad, 0.0)
         return gx, glo, ghi
 
-
-class ClampMinScalar(BuiltinFunction):
-    """clamp_min(x, min) with a number."""
-
-    node_name = "ClampMinBackward0"
-    saved_fields = ("self",)
-    saved_attrs = ("min",)
-    tensor_positions = (0,)
-
     @staticmethod
-    def forward(x, min):  # noqa: A002
-        return x.clamp_min(min)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
-        ctx.min = inputs[1]
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return where(x >= ctx.min, grad, 0.0), None
+    def jvp(ctx, tx, tlo, thi):
+        x, lo, hi = ctx.saved_tensors
+        return _clamp_jvp(x, lo, hi, tx, tlo, thi)
 
 
-class ClampMaxScalar(BuiltinFunction):
-    """clamp_max(x, max) with a number."""
-
-    node_name = "ClampMaxBackward0"
-    saved_fields = ("self",)
-    saved_attrs = ("max",)
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, max):  # noqa: A002
-        return x.clamp_max(max)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
-        ctx.max = inputs[1]
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return where(x <= ctx.max, grad, 0.0), None
-
-
-class ClampMinTensor(BuiltinFunction):
-    """clamp_min(x, min) with a tensor bound."""
-
-    node_name = "ClampMinBackward1"
-    saved_fields = ("self", "min")
-
-    @staticmethod
-    def forward(x, min):  # noqa: A002
-        return x.clamp_min(min)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs)
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, lo = ctx.saved_tensors
-        return (where(x >= lo, grad, 0.0) if ctx.needs_input_grad[0] else None,
-                where(x < lo, grad, 0.0) if ctx.needs_input_grad[1] else None)
-
-
-class ClampMaxTensor(BuiltinFunction):
-    """clamp_max(x, max) with a tensor bound."""
-
-    node_name = "ClampMaxBackward1"
-    saved_fields = ("self", "max")
-
-    @staticmethod
-    def forward(x, max):  # noqa: A002
-        return x.clamp_max(max)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs)
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, hi = ctx.saved_tensors
-        return (where(x <= hi, grad, 0.0) if ctx.needs_input_grad[0] else None,
-                where(x > hi, grad, 0.0) if ctx.needs_input_grad[1] else None)
+def _refuse_bool(d: np.ndarray, lo, hi) -> None:
+    # torch has no kernel clamping a bool tensor by bool numbers (an int bound promotes).
+    if d.dtype == np.bool_ and all(b is None or isinstance(b, (bool, np.bool_)) for b in (lo, hi)):
+        kernel = "clamp" if lo is not None and hi is not None else \
+            "clamp_min" if lo is not None else "clamp_max"
+        raise NotImplementedError(f"\"{kernel}_scalar_cpu\" not implemented for 'Bool'")
 
 
 def _clamp_data(d: np.ndarray, lo, hi) -> np.ndarray:
@@ -178,21 +102,6 @@ def _clamp_data(d: np.ndarray, lo, hi) -> np.ndarray:
     if hi is not None:
         out = np.minimum(out, hi)
     return out if out is not d else d.copy()
-
-
-def _bound(value, x: Tensor) -> Tensor | None:
-    # A number bound next to a tensor bound acts as a 0-d tensor of x's dtype.
-    if value is None or type(value) is Tensor:
-        return value
-    return wrap(np.asarray(value, x._data.dtype))
-
-
-def _refuse_bool(d: np.ndarray, lo, hi) -> None:
-    # torch has no kernel clamping a bool tensor by bool numbers (an int bound promotes).
-    if d.dtype == np.bool_ and all(b is None or isinstance(b, (bool, np.bool_)) for b in (lo, hi)):
-        kernel = "clamp" if lo is not None and hi is not None else \
-            "clamp_min" if lo is not None else "clamp_max"
-        raise NotImplementedError(f"\"{kernel}_scalar_cpu\" not implemented for 'Bool'")
 
 
 def _as_number(bound):
@@ -205,7 +114,7 @@ def _as_number(bound):
     return bound._data.item()
 
 
-def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch's names
+def _clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch's names
     """x limited to [min, max] (either bound may be None; numbers or tensors)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -216,82 +125,144 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch's name
             # does not require grad passes as its number.
             min, max = _as_number(min), _as_number(max)
     if type(min) is Tensor or type(max) is Tensor:
-        lo, hi = _bound(min, x), _bound(max, x)
         d = x._data
         dt = _dtype.FROM_NUMPY[d.dtype]
         # Paired by position, not identity: min and max may be the same tensor object.
-        for b, kernel in ((lo, np.maximum), (hi, np.minimum)):
+        for b, kernel in ((min, np.maximum), (max, np.minimum)):
             if b is not None:
                 dt = _dtype.result_type(dt, d.ndim, b.dtype, b._data.ndim)
                 d = apply(kernel, d, b._data)
-        if lo is not None and hi is not None and dt._np == np.bool_:
+        if min is not None and max is not None and dt._np == np.bool_:
             raise NotImplementedError("\"clamp_cpu\" not implemented for 'Bool'")
-        out = wrap(np.asarray(d, dt._np))
-        if STATE.grad_enabled and out._data.dtype.kind == "f" and any(
-                type(t) is Tensor and t._requires_grad for t in (x, lo, hi)) or STATE.special:
-            record(ClampTensor, out, (x, lo, hi), (x, lo, hi))
-        return out
+        return dispatch(ClampTensor, np.asarray(d, dt._np), (x, min, max))
     d = x._data
     _refuse_bool(d, min, max)
     if d.dtype.kind != "f" and any(isinstance(b, float) for b in (min, max)):
         d = d.astype(_dtype.get_default_dtype()._np)
-    out = wrap(_clamp_data(d, min, max))
-    if recording(x, None) and out._data.dtype.kind == "f" or STATE.special:
-        record(ClampScalar, out, (x,), (x, min, max))
-    return out
+    return dispatch(ClampScalar, _clamp_data(d, min, max), (x, min, max))
 
 
-def clamp_min(x: Tensor, min) -> Tensor:  # noqa: A002
+clamp = declare("clamp", ClampScalar, ClampTensor, function=_clamp, methods=("clamp", "clip"),
+                functions=("clamp", "clip"), inplace=("clamp_", "clip_"))
+
+
+class ClampMinScalar(Overload):
+    """clamp_min(x, min) with a number."""
+
+    node_name = "ClampMinBackward0"
+    args = ("self", "min")
+    tensor_positions = (0,)
+    saved_fields = ("self",)
+    saved_attrs = ("min",)
+    jvp = ELEMENTWISE
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return namespace_of(grad).where(x >= ctx.min, grad, 0.0), None
+
+
+class ClampMinTensor(Overload):
+    """clamp_min(x, min) with a tensor bound."""
+
+    node_name = "ClampMinBackward1"
+    args = ("self", "min")
+    saved_fields = ("self", "min")
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, lo = ctx.saved_tensors
+        where = namespace_of(grad).where
+        return (where(x >= lo, grad, 0.0) if ctx.needs_input_grad[0] else None,
+                where(x < lo, grad, 0.0) if ctx.needs_input_grad[1] else None)
+
+    @staticmethod
+    def jvp(ctx, tx, tlo):
+        x, lo = ctx.saved_tensors
+        return _clamp_jvp(x, lo, None, tx, tlo, None)
+
+
+def _clamp_min(x: Tensor, min) -> Tensor:  # noqa: A002
     """max(x, min) elementwise."""
     if type(min) is Tensor:
         xd, md = binary_operands(x, min)
-        out = wrap(apply(np.maximum, xd, md))
-        if recording(x, min) and out._data.dtype.kind == "f" or STATE.special:
-            record(ClampMinTensor, out, (x, min), (x, min))
-        return out
+        return dispatch(ClampMinTensor, apply(np.maximum, xd, md), (x, min))
     _refuse_bool(x._data, min, None)
     xd, _ = binary_operands(x, min)
-    out = wrap(_clamp_data(xd, min, None))
-    if recording(x, None) and out._data.dtype.kind == "f" or STATE.special:
-        record(ClampMinScalar, out, (x,), (x, min))
-    return out
+    return dispatch(ClampMinScalar, _clamp_data(xd, min, None), (x, min))
 
 
-def clamp_max(x: Tensor, max) -> Tensor:  # noqa: A002
+clamp_min = declare("clamp_min", ClampMinScalar, ClampMinTensor, function=_clamp_min,
+                    inplace="clamp_min_")
+
+
+class ClampMaxScalar(Overload):
+    """clamp_max(x, max) with a number."""
+
+    node_name = "ClampMaxBackward0"
+    args = ("self", "max")
+    tensor_positions = (0,)
+    saved_fields = ("self",)
+    saved_attrs = ("max",)
+    jvp = ELEMENTWISE
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return namespace_of(grad).where(x <= ctx.max, grad, 0.0), None
+
+
+class ClampMaxTensor(Overload):
+    """clamp_max(x, max) with a tensor bound."""
+
+    node_name = "ClampMaxBackward1"
+    args = ("self", "max")
+    saved_fields = ("self", "max")
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, hi = ctx.saved_tensors
+        where = namespace_of(grad).where
+        return (where(x <= hi, grad, 0.0) if ctx.needs_input_grad[0] else None,
+                where(x > hi, grad, 0.0) if ctx.needs_input_grad[1] else None)
+
+    @staticmethod
+    def jvp(ctx, tx, thi):
+        x, hi = ctx.saved_tensors
+        return _clamp_jvp(x, None, hi, tx, None, thi)
+
+
+def _clamp_max(x: Tensor, max) -> Tensor:  # noqa: A002
     """min(x, max) elementwise."""
     if type(max) is Tensor:
         xd, md = binary_operands(x, max)
-        out = wrap(apply(np.minimum, xd, md))
-        if recording(x, max) and out._data.dtype.kind == "f" or STATE.special:
-            record(ClampMaxTensor, out, (x, max), (x, max))
-        return out
+        return dispatch(ClampMaxTensor, apply(np.minimum, xd, md), (x, max))
     _refuse_bool(x._data, None, max)
     xd, _ = binary_operands(x, max)
-    out = wrap(_clamp_data(xd, None, max))
-    if recording(x, None) and out._data.dtype.kind == "f" or STATE.special:
-        record(ClampMaxScalar, out, (x,), (x, max))
-    return out
+    return dispatch(ClampMaxScalar, _clamp_data(xd, None, max), (x, max))
+
+
+clamp_max = declare("clamp_max", ClampMaxScalar, ClampMaxTensor, function=_clamp_max,
+                    inplace="clamp_max_")
 
 
 # ---------------------------------------------------------------------------------- max / min
-class Maximum(BuiltinFunction):
+class Maximum(Overload):
     """max(a, b) elementwise: the gradient goes to the larger, split evenly at ties."""
 
     node_name = "MaximumBackward0"
+    args = ("self", "other")
     saved_fields = ("self", "other")
-
-    @staticmethod
-    def forward(a, b):
-        return namespace_of(a).maximum(a, b)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs)
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         return _tie_split(grad, a, b, a < b), _tie_split(grad, a, b, a > b)
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx.saved_tensors
+        return _extremum_jvp(a, b, ta, tb, a > b)
 
 
 class Minimum(Maximum):
@@ -300,44 +271,69 @@ class Minimum(Maximum):
     node_name = "MinimumBackward0"
 
     @staticmethod
-    def forward(a, b):
-        return namespace_of(a).minimum(a, b)
-
-    @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         return _tie_split(grad, a, b, a > b), _tie_split(grad, a, b, a < b)
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx.saved_tensors
+        return _extremum_jvp(a, b, ta, tb, a < b)
 
-def _tie_split(grad: Tensor, a: Tensor, b: Tensor, loses: Tensor) -> Tensor:
+
+def _tie_split(grad, a, b, loses):
     # torch's formula: half at ties, zero only where the operand loses (at a nan, which neither
     # wins nor loses, both operands get the gradient).
     return namespace_of(grad).where(a == b, grad / 2, grad).masked_fill(loses, 0)
 
 
-class MaskedFillScalar(BuiltinFunction):
+def _extremum_jvp(a, b, ta, tb, wins):
+    # torch's: tb + w * (ta - tb), w = 1 where a wins, 1/2 at a tie, else 0 (a nan tangent on
+    # either side spreads, as 0 * nan); a missing tangent drops out of the sums, as torch's
+    # zero tensors do. (w is exact in any floating dtype.)
+    w = namespace_of(a).where(a == b, 0.5, wins.to((tb if ta is None else ta).dtype))
+    if tb is None:
+        return w * ta
+    return tb + w * (-tb if ta is None else ta - tb)
+
+
+def _extremum(name: str, ov: type, kernel, a, b) -> Tensor:
+    if type(a) is not Tensor or type(b) is not Tensor:
+        bad = b if type(a) is Tensor else a
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(bad).__name__}")
+    ad, bd = binary_operands(a, b)
+    return dispatch(ov, apply(kernel, ad, bd), (a, b))
+
+
+def _maximum(a: Tensor, b: Tensor) -> Tensor:
+    """The larger of ``a`` and ``b`` elementwise (NaN propagates)."""
+    return _extremum("maximum", Maximum, np.maximum, a, b)
+
+
+def _minimum(a: Tensor, b: Tensor) -> Tensor:
+    """The smaller of ``a`` and ``b`` elementwise (NaN propagates)."""
+    return _extremum("minimum", Minimum, np.minimum, a, b)
+
+
+maximum = declare("maximum", Maximum, function=_maximum)
+minimum = declare("minimum", Minimum, function=_minimum)
+
+
+# ---------------------------------------------------------------------------------- masked_fill
+class MaskedFillScalar(Overload):
     """masked_fill(mask, number): the gradient passes where the mask is False."""
 
     node_name = "MaskedFillBackward0"
-    saved_fields = ("mask",)
+    args = ("self", "mask", "value")
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, mask, value):
-        return x.masked_fill(mask, value)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[1])
+    saved_fields = ("mask",)
+    jvp = ELEMENTWISE  # the tangent, 0 where the mask holds
 
     @staticmethod
     def backward(ctx, grad):
         (mask,) = ctx.saved_tensors
         return grad.masked_fill(mask, 0), None, None
-
-    @staticmethod
-    def jvp(args, out, tangents):
-        return tangents[0].masked_fill(args[1], 0)
 
 
 class MaskedFillTensor(MaskedFillScalar):
@@ -355,12 +351,12 @@ class MaskedFillTensor(MaskedFillScalar):
         return gx, None, gv
 
     @staticmethod
-    def jvp(args, out, tangents):
-        x, mask, _ = args
-        tx, _, tv = tangents
+    def jvp(ctx, tx, _, tv):
+        # (the value's term is expanded to the output's shape by forward AD)
+        (mask,) = ctx.saved_tensors
         result = None if tx is None else tx.masked_fill(mask, 0)
         if tv is not None:
-            term = namespace_of(tv).where(mask, tv, 0.0).expand(out.shape)
+            term = namespace_of(tv).where(mask, tv, 0.0)
             result = term if result is None else result + term
         return result
 
@@ -369,7 +365,7 @@ _MASK_TYPES = {"int64": "long int", "int32": "int", "int16": "short int", "int8"
                "uint8": "unsigned char", "float32": "float", "float64": "double"}
 
 
-def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
+def _masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     """``x`` with ``value`` (a number or a 0-d tensor) where ``mask`` holds."""
     md = mask._data
     if md.dtype != np.bool_:
@@ -385,65 +381,47 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
         fill = np.asarray(value).astype(d.dtype)
     try:
         # torch fills a contiguous clone, whatever the input's layout
-        out = wrap(np.asarray(np.where(md, fill, d), order="C"))
+        out = np.asarray(np.where(md, fill, d), order="C")
     except ValueError:
         raise broadcast_error(d, md) from None
-    if type(value) is Tensor:
-        if STATE.grad_enabled and out._data.dtype.kind == "f" and (
-                x._requires_grad or value._requires_grad) or STATE.special:
-            record(MaskedFillTensor, out, (x, value), (x, mask, value))
-    elif x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f" or \
-            STATE.special:
-        record(MaskedFillScalar, out, (x,), (x, mask, value))
-    return out
+    return dispatch(MaskedFillTensor if type(value) is Tensor else MaskedFillScalar, out,
+                    (x, mask, value))
 
 
-def _extremum(op: type, kernel, a, b) -> Tensor:
-    if type(a) is not Tensor or type(b) is not Tensor:
-        bad = b if type(a) is Tensor else a
-        raise TypeError(f"{op.node_name[:7].lower()}(): argument 'other' (position 2) must be "
-                        f"Tensor, not {type(bad).__name__}")
-    ad, bd = binary_operands(a, b)
-    out = wrap(apply(kernel, ad, bd))
-    if recording(a, b) and out._data.dtype.kind == "f" or STATE.special:
-        record(op, out, (a, b), (a, b))
-    return out
+def _masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:
+    inplace.warn_expanded(x, "masked_fill_", "tensor[mask] = scalar", 5)
+    return _masked_fill(x, mask, value)
 
 
-def maximum(a: Tensor, b: Tensor) -> Tensor:
-    """The larger of ``a`` and ``b`` elementwise (NaN propagates)."""
-    return _extremum(Maximum, np.maximum, a, b)
-
-
-def minimum(a: Tensor, b: Tensor) -> Tensor:
-    """The smaller of ``a`` and ``b`` elementwise (NaN propagates)."""
-    return _extremum(Minimum, np.minimum, a, b)
-
+# (writing into an expanded tensor is deprecated but allowed, as in torch)
+_masked_fill_.writes_through_aliases = True
+masked_fill = declare("masked_fill", MaskedFillScalar, MaskedFillTensor, function=_masked_fill,
+                      inplace=(("masked_fill_", _masked_fill_),))
 
 
 # ---------------------------------------------------------------------------------- where
-class Where(BuiltinFunction):
+class Where(Overload):
     """where(cond, a, b): the gradient goes to a where cond holds and to b elsewhere."""
 
     node_name = "WhereBackward0"
-    saved_fields = ("condition",)
+    args = ("condition", "self", "other")
     tensor_positions = (1, 2)
-
-    @staticmethod
-    def forward(condition, a, b):
-        return namespace_of(a).where(condition, a, b)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
+    saved_fields = ("condition",)
 
     @staticmethod
     def backward(ctx, grad):
         (cond,) = ctx.saved_tensors
+        where = namespace_of(grad).where
         # A plain 0, not grad * 0: a nan in grad must not reach the branch not taken.
         return (None,
                 where(cond, grad, 0.0) if ctx.needs_input_grad[1] else None,
                 where(cond, 0.0, grad) if ctx.needs_input_grad[2] else None)
+
+    @staticmethod
+    def jvp(ctx, _, ta, tb):
+        (cond,) = ctx.saved_tensors
+        return namespace_of(cond).where(cond, 0.0 if ta is None else ta,
+                                        0.0 if tb is None else tb)
 
 
 def _whereoperands(a, b):
@@ -457,7 +435,7 @@ def _whereoperands(a, b):
     return np.asarray(a, dt._np), np.asarray(b, dt._np)
 
 
-def where(condition: Tensor, a, b) -> Tensor:
+def _where(condition: Tensor, a, b) -> Tensor:
     """Elements of ``a`` where ``condition`` holds, else of ``b``."""
     cd = condition._data
     if cd.dtype != np.bool_:
@@ -476,16 +454,12 @@ def where(condition: Tensor, a, b) -> Tensor:
         np.broadcast_shapes(cd.shape, values)
     except ValueError:
         raise broadcast_error(cd, np.empty(values)) from None
-    out = wrap(np.where(cd, ad, bd))
-    if STATE.grad_enabled and out._data.dtype.kind == "f" and (
-            (type(a) is Tensor and a._requires_grad) or (type(b) is Tensor and b._requires_grad)) \
-            or STATE.special:
-        record(Where, out, (edge(a), edge(b)), (condition, a, b))
-    return out
+    return dispatch(Where, np.where(cd, ad, bd), (condition, a, b))
 
 
 def _where_method(self: Tensor, condition: Tensor, other) -> Tensor:
     """``where(condition, self, other)``."""
-    return where(condition, self, other)
+    return _where(condition, self, other)
 
 
+where = declare("where", Where, function=_where, methods=(("where", _where_method),))

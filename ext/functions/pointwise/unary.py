@@ -4,50 +4,58 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._state import STATE
-from ..._tensor import Tensor, wrap
-from .._builtin import BuiltinFunction, namespace_of, record
+from ... import _dtype
+from ..._tensor import Tensor
+from .._builtin import namespace_of
 from .._op import ELEMENTWISE, FLOAT, LINEAR, Overload, declare, dispatch
-from ._common import (
-    SavesInput,
-    SavesResult,
-    UnaryFunction,
-    not_for,
-    quiet,
-    recording,
-    unary,
-)
+from ._common import quiet
 
 
-class Neg(UnaryFunction):
+def _not_a_tensor(name: str, x) -> TypeError:
+    return TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                     f"{type(x).__name__}")
+
+
+def _no_kernel(kernel: str, d: np.ndarray) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}_cpu" not implemented for '
+                               f"'{_dtype.FROM_NUMPY[d.dtype]._short}'")
+
+
+# (each op's checks are written out: a shared checking function costs a tenth of a small op's
+# dispatch, benchmarks/ops.py)
+class Neg(Overload):
     """-x."""
 
     node_name = "NegBackward0"
-    method = "neg"
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        pass
+    jvp = ELEMENTWISE  # -tangent
 
     @staticmethod
     def backward(ctx, grad):
         return -grad
 
 
-def neg(x: Tensor) -> Tensor:
+def _neg(x: Tensor) -> Tensor:
     """-x."""
-    if type(x) is Tensor and x._data.dtype == np.bool_:
+    if type(x) is not Tensor:
+        raise _not_a_tensor("neg", x)
+    d = x._data
+    if d.dtype.kind == "b":
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
                            "you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
-    return unary(Neg, x, np.negative)
+    return dispatch(Neg, np.negative(d), (x,))
 
 
-class Abs(SavesInput):
+neg = declare("neg", Neg, function=_neg, methods=("neg", "negative", "__neg__"),
+              functions=("neg", "negative"), inplace="neg_")
+
+
+class Abs(Overload):
     """|x|: d/dx = sign(x)."""
 
     node_name = "AbsBackward0"
-    method = "abs"
+    saved_fields = ("self",)
+    jvp = ELEMENTWISE  # tangent * sign(x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -55,36 +63,50 @@ class Abs(SavesInput):
         return grad * x.sign()
 
 
-def abs(x: Tensor) -> Tensor:  # noqa: A001 - torch's name
+def _abs(x: Tensor) -> Tensor:
     """|x|."""
-    if type(x) is Tensor:
-        not_for(x, "b", "abs")
-    return unary(Abs, x, np.abs)
+    if type(x) is not Tensor:
+        raise _not_a_tensor("abs", x)
+    d = x._data
+    if d.dtype.kind == "b":
+        raise _no_kernel("abs", d)
+    return dispatch(Abs, np.abs(d), (x,))
 
 
-class Sign(UnaryFunction):
-    """sign(x): piecewise constant, so its gradient is zero."""
+abs = declare("abs", Abs, function=_abs, methods=("abs", "__abs__"),  # noqa: A001 - torch's
+              inplace="abs_")
 
-    node_name = "SignBackward0"
-    method = "sign"
 
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        pass
+class _PiecewiseConstant(Overload):
+    """An op whose gradient is zero wherever it is defined (torch uses zero at the jumps)."""
+
+    jvp = ELEMENTWISE  # zeros like the tangent
 
     @staticmethod
     def backward(ctx, grad):
         return namespace_of(grad).zeros_like(grad)
 
 
-def sign(x: Tensor) -> Tensor:
+class Sign(_PiecewiseConstant):
+    """sign(x): piecewise constant, so its gradient is zero."""
+
+    node_name = "SignBackward0"
+
+
+def _sign(x: Tensor) -> Tensor:
     """-1, 0 or 1 by the sign of each element (0 for nan, as in torch)."""
-    kind = x._data.dtype.kind
-    return unary(Sign, x, np.copy if kind == "b" else _sign_float if kind == "f" else np.sign)
+    if type(x) is not Tensor:
+        raise _not_a_tensor("sign", x)
+    d = x._data
+    kind = d.dtype.kind
+    if kind == "f":
+        out = np.where(np.isnan(d), np.zeros((), d.dtype), np.sign(d))
+    else:
+        out = d.copy() if kind == "b" else np.sign(d)
+    return dispatch(Sign, out, (x,))
 
 
-def _sign_float(d):
-    return np.where(np.isnan(d), np.zeros((), d.dtype), np.sign(d))
+sign = declare("sign", Sign, function=_sign, inplace="sign_")
 
 
 class Exp(Overload):
@@ -103,11 +125,12 @@ class Exp(Overload):
 exp = declare("exp", Exp, kernel=np.exp, dtype=FLOAT, inplace="exp_")
 
 
-class Log(SavesInput):
+class Log(Overload):
     """log x: d/dx = 1/x."""
 
     node_name = "LogBackward0"
-    method = "log"
+    saved_fields = ("self",)
+    jvp = ELEMENTWISE  # tangent / x
 
     @staticmethod
     def backward(ctx, grad):
@@ -115,16 +138,16 @@ class Log(SavesInput):
         return grad / x
 
 
-def log(x: Tensor) -> Tensor:
-    """Natural logarithm."""
-    return unary(Log, x, _LOG, to_float=True)
+# (out of the domain, the kernels give nan or inf silently, as torch does)
+log = declare("log", Log, kernel=quiet(np.log), dtype=FLOAT, inplace="log_")
 
 
-class Sin(SavesInput):
+class Sin(Overload):
     """sin x: d/dx = cos x."""
 
     node_name = "SinBackward0"
-    method = "sin"
+    saved_fields = ("self",)
+    jvp = ELEMENTWISE  # tangent * cos x
 
     @staticmethod
     def backward(ctx, grad):
@@ -132,16 +155,15 @@ class Sin(SavesInput):
         return grad * x.cos()
 
 
-def sin(x: Tensor) -> Tensor:
-    """Sine."""
-    return unary(Sin, x, np.sin, to_float=True)
+sin = declare("sin", Sin, kernel=np.sin, dtype=FLOAT, inplace="sin_")
 
 
-class Cos(SavesInput):
+class Cos(Overload):
     """cos x: d/dx = -sin x."""
 
     node_name = "CosBackward0"
-    method = "cos"
+    saved_fields = ("self",)
+    jvp = ELEMENTWISE  # tangent * -sin x
 
     @staticmethod
     def backward(ctx, grad):
@@ -149,126 +171,78 @@ class Cos(SavesInput):
         return grad * -x.sin()
 
 
-def cos(x: Tensor) -> Tensor:
-    """Cosine."""
-    return unary(Cos, x, np.cos, to_float=True)
+cos = declare("cos", Cos, kernel=np.cos, dtype=FLOAT, inplace="cos_")
 
 
-class Tanh(SavesResult):
-    """tanh x: d/dx = 1 - tanh² x."""
+class Tan(Overload):
+    """tan x: d/dx = 1 + tan² x."""
+
+    node_name = "TanBackward0"
+    saved_fields = ("result",)
+    jvp = ELEMENTWISE  # tangent * (1 + result²)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * (y * y + 1)
+
+
+tan = declare("tan", Tan, kernel=np.tan, dtype=FLOAT, inplace="tan_")
+
+
+class Tanh(Overload):
+    """tanh x: d/dx = 1 - tanh² x, torch's tanh_backward of the result."""
 
     node_name = "TanhBackward0"
-    method = "tanh"
+    saved_fields = ("result",)
+    jvp = ELEMENTWISE  # tanh_backward(tangent, result)
 
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
-        return tanh_backward(grad, y)
+        return namespace_of(grad).ops.aten.tanh_backward(grad, y)
 
 
-class TanhBackward(BuiltinFunction):
-    """tanh's gradient as one op, f(g, y) = g * (1 - y²) with y = tanh x, as torch's
-    tanh_backward: d/dg = f(gg, y), d/dy = -2 * gg * g * y."""
+tanh = declare("tanh", Tanh, kernel=np.tanh, dtype=FLOAT, inplace="tanh_")
+
+
+class TanhBackward(Overload):
+    """tanh's gradient as one op, f(g, y) = g * (1 - y²) with y = tanh x (torch's
+    ``aten::tanh_backward``): d/dg = f(gg, y), d/dy = -2 * gg * g * y."""
 
     node_name = "TanhBackwardBackward0"
+    args = ("grad_output", "output")
     saved_fields = ("grad_output", "output")
-
-    @staticmethod
-    def forward(grad, y):
-        return tanh_backward(grad, y)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs)
+    jvp = ELEMENTWISE
 
     @staticmethod
     def backward(ctx, gg):
         grad, y = ctx.saved_tensors
-        return (tanh_backward(gg, y) if ctx.needs_input_grad[0] else None,
+        return (namespace_of(gg).ops.aten.tanh_backward(gg, y) if ctx.needs_input_grad[0]
+                else None,
                 -2 * gg * grad * y if ctx.needs_input_grad[1] else None)
 
-    @staticmethod
-    def jvp(args, out, tangents):
-        grad, y = args
-        tg, ty = tangents
-        result = None if tg is None else tanh_backward(tg, y)
-        if ty is not None:
-            term = -2 * grad * y * ty
-            result = term if result is None else result + term
-        return result
+
+def _tanh_backward(grad_output: Tensor, output: Tensor) -> Tensor:
+    y = output._data
+    return dispatch(TanhBackward, grad_output._data * (1 - y * y), (grad_output, output))
 
 
-def tanh_backward(grad, y):
-    """The gradient of tanh's input for ``grad``, given its result ``y`` (one node when
-    either requires grad)."""
-    if type(grad) is not Tensor:
-        return grad * (1 - y * y)
-    yd = y._data
-    out = wrap(grad._data * (1 - yd * yd))
-    if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
-        record(TanhBackward, out, (grad, y), (grad, y))
-    return out
+tanh_backward = declare("tanh_backward", TanhBackward, function=_tanh_backward, methods=(),
+                        functions=())
 
 
-def tanh(x: Tensor) -> Tensor:
-    """Hyperbolic tangent."""
-    return unary(Tanh, x, np.tanh, to_float=True)
-
-
-class Sigmoid(SavesResult):
-    """σ(x) = 1 / (1 + e^-x): d/dx = σ(x)(1 - σ(x))."""
+class Sigmoid(Overload):
+    """σ(x) = 1 / (1 + e^-x): d/dx = σ(x)(1 - σ(x)), torch's sigmoid_backward of the result."""
 
     node_name = "SigmoidBackward0"
-    method = "sigmoid"
+    saved_fields = ("result",)
+    jvp = ELEMENTWISE  # sigmoid_backward(tangent, result)
 
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
-        return sigmoid_backward(grad, y)
-
-
-class SigmoidBackward(BuiltinFunction):
-    """sigmoid's gradient as one op, f(g, y) = g * (1 - y) * y with y = σ(x), as torch's
-    sigmoid_backward: d/dg = f(gg, y), d/dy = gg * g * (1 - 2y)."""
-
-    node_name = "SigmoidBackwardBackward0"
-    saved_fields = ("grad_output", "output")
-
-    @staticmethod
-    def forward(grad, y):
-        return sigmoid_backward(grad, y)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs)
-
-    @staticmethod
-    def backward(ctx, gg):
-        grad, y = ctx.saved_tensors
-        return (sigmoid_backward(gg, y) if ctx.needs_input_grad[0] else None,
-                gg * grad * (1 - 2 * y) if ctx.needs_input_grad[1] else None)
-
-    @staticmethod
-    def jvp(args, out, tangents):
-        grad, y = args
-        tg, ty = tangents
-        result = None if tg is None else sigmoid_backward(tg, y)
-        if ty is not None:
-            term = grad * (1 - 2 * y) * ty
-            result = term if result is None else result + term
-        return result
-
-
-def sigmoid_backward(grad, y):
-    """The gradient of sigmoid's input for ``grad``, given its result ``y`` (one node when
-    either requires grad)."""
-    if type(grad) is not Tensor:
-        return grad * ((1 - y) * y)
-    yd = y._data
-    out = wrap(grad._data * ((1 - yd) * yd))
-    if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
-        record(SigmoidBackward, out, (grad, y), (grad, y))
-    return out
+        return namespace_of(grad).ops.aten.sigmoid_backward(grad, y)
 
 
 def _sigmoid_kernel(d):
@@ -281,9 +255,33 @@ def _sigmoid_kernel(d):
     return out
 
 
-def sigmoid(x: Tensor) -> Tensor:
-    """The logistic function."""
-    return unary(Sigmoid, x, _sigmoid_kernel, to_float=True)
+sigmoid = declare("sigmoid", Sigmoid, kernel=_sigmoid_kernel, dtype=FLOAT, inplace="sigmoid_")
+
+
+class SigmoidBackward(Overload):
+    """sigmoid's gradient as one op, f(g, y) = g * (1 - y) * y with y = σ(x) (torch's
+    ``aten::sigmoid_backward``): d/dg = f(gg, y), d/dy = gg * g * (1 - 2y)."""
+
+    node_name = "SigmoidBackwardBackward0"
+    args = ("grad_output", "output")
+    saved_fields = ("grad_output", "output")
+    jvp = ELEMENTWISE
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, y = ctx.saved_tensors
+        return (namespace_of(gg).ops.aten.sigmoid_backward(gg, y) if ctx.needs_input_grad[0]
+                else None,
+                gg * grad * (1 - 2 * y) if ctx.needs_input_grad[1] else None)
+
+
+def _sigmoid_backward(grad_output: Tensor, output: Tensor) -> Tensor:
+    y = output._data
+    return dispatch(SigmoidBackward, grad_output._data * ((1 - y) * y), (grad_output, output))
+
+
+sigmoid_backward = declare("sigmoid_backward", SigmoidBackward, function=_sigmoid_backward,
+                           methods=(), functions=())
 
 
 class Relu(Overload):
@@ -344,11 +342,12 @@ threshold_backward = declare("threshold_backward", ThresholdBackward,
                              function=_threshold_backward, methods=(), functions=())
 
 
-class Sqrt(SavesResult):
+class Sqrt(Overload):
     """√x: d/dx = 1 / (2√x)."""
 
     node_name = "SqrtBackward0"
-    method = "sqrt"
+    saved_fields = ("result",)
+    jvp = ELEMENTWISE  # tangent / (2 result)
 
     @staticmethod
     def backward(ctx, grad):
@@ -356,67 +355,15 @@ class Sqrt(SavesResult):
         return grad / (2 * y)
 
 
-def sqrt(x: Tensor) -> Tensor:
-    """Square root."""
-    return unary(Sqrt, x, _SQRT, to_float=True)
+sqrt = declare("sqrt", Sqrt, kernel=quiet(np.sqrt), dtype=FLOAT, inplace="sqrt_")
 
 
-class Log1p(SavesInput):
-    """log(1 + x): d/dx = 1 / (1 + x)."""
-
-    node_name = "Log1PBackward0"
-    method = "log1p"
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return grad / (x + 1)
-
-
-def log1p(x: Tensor) -> Tensor:
-    """log(1 + x), accurate for small x."""
-    return unary(Log1p, x, _LOG1P, to_float=True)
-
-
-class Expm1(SavesResult):
-    """e^x - 1: d/dx = e^x = result + 1."""
-
-    node_name = "Expm1Backward0"
-    method = "expm1"
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return grad * (y + 1)
-
-
-def expm1(x: Tensor) -> Tensor:
-    """e^x - 1, accurate for small x."""
-    return unary(Expm1, x, np.expm1, to_float=True)
-
-
-class Tan(SavesResult):
-    """tan x: d/dx = 1 + tan² x."""
-
-    node_name = "TanBackward0"
-    method = "tan"
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return grad * (y * y + 1)
-
-
-def tan(x: Tensor) -> Tensor:
-    """Tangent."""
-    return unary(Tan, x, np.tan, to_float=True)
-
-
-class Rsqrt(SavesResult):
+class Rsqrt(Overload):
     """1/√x: d/dx = -1/2 x^(-3/2) = -result³ / 2."""
 
     node_name = "RsqrtBackward0"
-    method = "rsqrt"
+    saved_fields = ("result",)
+    jvp = ELEMENTWISE  # tangent * result³ * -1/2
 
     @staticmethod
     def backward(ctx, grad):
@@ -424,34 +371,53 @@ class Rsqrt(SavesResult):
         return grad * (y * y * y) * -0.5
 
 
-def rsqrt(x: Tensor) -> Tensor:
-    """1 / √x."""
-    return unary(Rsqrt, x, _RSQRT, to_float=True)
+rsqrt = declare("rsqrt", Rsqrt, kernel=quiet(lambda d: 1 / np.sqrt(d)), dtype=FLOAT,
+                inplace="rsqrt_")
 
 
-class _PiecewiseConstant(UnaryFunction):
-    """An op whose gradient is zero wherever it is defined (torch uses zero at the jumps)."""
+class Log1p(Overload):
+    """log(1 + x): d/dx = 1 / (1 + x)."""
 
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        pass
+    node_name = "Log1PBackward0"
+    saved_fields = ("self",)
+    jvp = ELEMENTWISE  # tangent / (1 + x)
 
     @staticmethod
     def backward(ctx, grad):
-        return namespace_of(grad).zeros_like(grad)
+        (x,) = ctx.saved_tensors
+        return grad / (x + 1)
+
+
+log1p = declare("log1p", Log1p, kernel=quiet(np.log1p), dtype=FLOAT, inplace="log1p_")
+
+
+class Expm1(Overload):
+    """e^x - 1: d/dx = e^x = result + 1."""
+
+    node_name = "Expm1Backward0"
+    saved_fields = ("result",)
+    jvp = ELEMENTWISE  # tangent * (result + 1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * (y + 1)
+
+
+expm1 = declare("expm1", Expm1, kernel=np.expm1, dtype=FLOAT, inplace="expm1_")
 
 
 class Round(_PiecewiseConstant):
     """Round half to even."""
 
     node_name = "RoundBackward0"
-    method = "round"
 
 
 class RoundDecimals(_PiecewiseConstant):
     """Round to a number of decimals."""
 
     node_name = "RoundBackward1"
+    args = ("self", "decimals")
     tensor_positions = (0,)
 
     @staticmethod
@@ -463,47 +429,57 @@ class RoundDecimals(_PiecewiseConstant):
         return namespace_of(grad).zeros_like(grad), None
 
 
-def round(x: Tensor, *, decimals: int | None = None) -> Tensor:  # noqa: A001 - torch's name
+def _round(x: Tensor, *, decimals: int | None = None) -> Tensor:
     """Round to the nearest integer (half to even), or to ``decimals`` places."""
-    if decimals is None:
-        not_for(x, "b", "round_vml")
-        return unary(Round, x, np.round)
-    not_for(x, "biu", "round")
+    if type(x) is not Tensor:
+        raise _not_a_tensor("round", x)
     d = x._data
-    out = wrap(np.round(d, decimals))
-    if recording(x, None) and d.dtype.kind == "f" or STATE.special:
-        record(RoundDecimals, out, (x,), (x, decimals))
-    return out
+    if decimals is None:
+        if d.dtype.kind == "b":
+            raise _no_kernel("round_vml", d)
+        return dispatch(Round, np.round(d), (x,))
+    if d.dtype.kind in "biu":
+        raise _no_kernel("round", d)
+    return dispatch(RoundDecimals, np.round(d, decimals), (x, decimals))
+
+
+round = declare("round", Round, RoundDecimals, function=_round,  # noqa: A001 - torch's name
+                inplace="round_")
 
 
 class Floor(_PiecewiseConstant):
     """The largest integer not above x."""
 
     node_name = "FloorBackward0"
-    method = "floor"
 
 
-def floor(x: Tensor) -> Tensor:
+def _floor(x: Tensor) -> Tensor:
     """Round down."""
-    not_for(x, "b", "floor_vml")
-    return unary(Floor, x, np.floor)
+    if type(x) is not Tensor:
+        raise _not_a_tensor("floor", x)
+    d = x._data
+    if d.dtype.kind == "b":
+        raise _no_kernel("floor_vml", d)
+    return dispatch(Floor, np.floor(d), (x,))
+
+
+floor = declare("floor", Floor, function=_floor, inplace="floor_")
 
 
 class Ceil(_PiecewiseConstant):
     """The smallest integer not below x."""
 
     node_name = "CeilBackward0"
-    method = "ceil"
 
 
-def ceil(x: Tensor) -> Tensor:
+def _ceil(x: Tensor) -> Tensor:
     """Round up."""
-    not_for(x, "b", "ceil_vml")
-    return unary(Ceil, x, np.ceil)
+    if type(x) is not Tensor:
+        raise _not_a_tensor("ceil", x)
+    d = x._data
+    if d.dtype.kind == "b":
+        raise _no_kernel("ceil_vml", d)
+    return dispatch(Ceil, np.ceil(d), (x,))
 
 
-# Kernels that return nan/inf for out-of-domain inputs silently, as torch does.
-_LOG = quiet(np.log)
-_SQRT = quiet(np.sqrt)
-_LOG1P = quiet(np.log1p)
-_RSQRT = quiet(lambda d: 1 / np.sqrt(d))
+ceil = declare("ceil", Ceil, function=_ceil, inplace="ceil_")
