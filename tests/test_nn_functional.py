@@ -1026,6 +1026,7 @@ class Ctx:
 
 def _function_cases(T, rng):
     from ext.functions import activation as ops
+    from ext.functions.pointwise.selection import MaskedFillScalar
 
     x, y = sample(rng, (4, 3)), sample(rng, (4, 3))
     m, b = sample(rng, (3, 5)), sample(rng, (5,))
@@ -1040,7 +1041,7 @@ def _function_cases(T, rng):
                                               ignore_index=2),
          [x], (T.tensor(TARGETS), T.tensor(CLASS_WEIGHTS), 1, 2)),
         (ops.MseLoss, lambda F, a: F.mse_loss(a[0], a[1], reduction="sum"), [x, y], (2,)),
-        (ops.MaskedFill, lambda F, a: T.where(T.tensor(mask), 0.0, a[0]), [x[:, 0]],
+        (MaskedFillScalar, lambda F, a: T.where(T.tensor(mask), 0.0, a[0]), [x[:, 0]],
          (T.tensor(mask), 0.0)),
     ]
 

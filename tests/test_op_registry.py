@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ext
-from ext.functions import _op, reduction, shape
+from ext.functions import _op, activation, reduction, shape
 from ext.functions.pointwise import arithmetic, unary
 
 torch = pytest.importorskip("torch")
@@ -45,6 +45,13 @@ CASES = [
     (reduction.MaxDim, (_X, 1, False)),
     (reduction.MinDim, (_X, 0, True)),
     (shape.View, (_X, (2, 6))),
+    # softmax family
+    (activation.Softmax, (_X, 1)),
+    (activation.LogSoftmax, (_X, 0)),
+    (activation.SoftmaxBackwardData, (_Y, _X / 4, 1, torch.float64)),
+    (activation.LogSoftmaxBackwardData, (_Y, _X - 2.0, 0, torch.float64)),
+    (activation.Logsumexp, (_X, (1,), False)),
+    (activation.Logsumexp, (_X, (0, 1), True)),
 ]
 IDS = [f"{ov.node_name}-{i}" for i, (ov, _) in enumerate(CASES)]
 

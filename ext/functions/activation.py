@@ -15,12 +15,13 @@ from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._builtin import BuiltinFunction, binary_operands, namespace_of, record
+from ._op import Overload, declare, dispatch
 from .linalg import column_major
 from .pointwise.arithmetic import scaled
 from .shape import wrap_dims
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "addmm", "nll_loss", "mse_loss",
-           "masked_fill_zero", "target_hits", "REDUCTIONS"]
+           "target_hits", "REDUCTIONS"]
 
 # torch's enum of reduction modes, which the loss nodes show as ``_saved_reduction``.
 REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -38,120 +39,105 @@ def _not_implemented(kernel: str, d: np.ndarray) -> NotImplementedError:
 
 
 def _sum_back(t: Tensor, dims, ndim: int) -> Tensor:
-    """Put back, as size-1 dims, the ``dims`` that a reduction without keepdim removed."""
-    for d in sorted(_wrap_dim(d, ndim) for d in dims):
+    """Put back, as size-1 dims, the ``dims`` (an int or a tuple) that a reduction without
+    keepdim removed."""
+    for d in sorted(_wrap_dim(d, ndim) for d in ((dims,) if isinstance(dims, int) else dims)):
         t = t.unsqueeze(d)
     return t
 
 
 # ---------------------------------------------------------------------------------- softmax
-class Softmax(BuiltinFunction):
-    """softmax(x) along ``dim``: dx = y * (grad - sum(grad * y)), with y the result."""
-
-    node_name = "SoftmaxBackward0"
-    saved_fields = ("result",)
-    saved_attrs = ("dim",)
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim):
-        return x.softmax(dim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output)
-        ctx.dim = inputs[1]
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return softmax_backward_data(grad, y, ctx.dim), None
-
-
-class LogSoftmax(BuiltinFunction):
-    """log_softmax(x) along ``dim``: dx = grad - exp(y) * sum(grad), with y the result."""
-
-    node_name = "LogSoftmaxBackward0"
-    saved_fields = ("result",)
-    saved_attrs = ("dim",)
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim):
-        return x.log_softmax(dim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output)
-        ctx.dim = inputs[1]
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return log_softmax_backward_data(grad, y, ctx.dim), None
-
-
 def _total(t, dim: int):
     # The sum over the softmax dim, kept (a 0-d tensor is its own sum).
     return t.sum(dim, keepdim=True) if t.dim() else t
 
 
-class SoftmaxBackwardData(BuiltinFunction):
-    """softmax's gradient as one op, f(g, y) = y * g - y * sum(y * g) with y softmax's result,
-    so that differentiating it again reads as torch's node. Its own gradients:
-    d/dg = f(gg, y), d/dy = gg * g - gg * sum(y * g) - g * sum(gg * y)."""
+class Softmax(Overload):
+    """softmax(x) along ``dim``: dx = y * (grad - sum(grad * y)), with y the result."""
+
+    node_name = "SoftmaxBackward0"
+    args = ("self", "dim")
+    saved_fields = ("result",)
+    saved_attrs = ("dim",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return namespace_of(grad).ops.aten._softmax_backward_data(grad, y, ctx.dim, y.dtype), None
+
+    @staticmethod
+    def jvp(ctx, t, _):
+        (y,) = ctx.saved_tensors
+        return y * (t - _total(y * t, ctx.dim))
+
+
+class LogSoftmax(Overload):
+    """log_softmax(x) along ``dim``: dx = grad - exp(y) * sum(grad), with y the result."""
+
+    node_name = "LogSoftmaxBackward0"
+    args = ("self", "dim")
+    saved_fields = ("result",)
+    saved_attrs = ("dim",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return (namespace_of(grad).ops.aten._log_softmax_backward_data(grad, y, ctx.dim, y.dtype),
+                None)
+
+    @staticmethod
+    def jvp(ctx, t, _):
+        (y,) = ctx.saved_tensors
+        return t - _total(y.exp() * t, ctx.dim)
+
+
+class SoftmaxBackwardData(Overload):
+    """softmax's gradient as one op (torch's ``_softmax_backward_data``), f(g, y) = y * g -
+    y * sum(y * g) with y softmax's result. Its own gradients: d/dg = f(gg, y),
+    d/dy = gg * g - gg * sum(y * g) - g * sum(gg * y)."""
 
     node_name = "SoftmaxBackwardDataBackward0"
+    args = ("grad_output", "output", "dim", "input_dtype")
     saved_fields = ("grad_output", "output")
     saved_attrs = ("dim",)
     tensor_positions = (0, 1)
 
     @staticmethod
-    def forward(grad, y, dim):
-        return softmax_backward_data(grad, y, dim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        grad, y, ctx.dim = inputs
-        ctx.save_for_backward(grad, y)
-
-    @staticmethod
     def backward(ctx, gg):
         grad, y = ctx.saved_tensors
-        dgrad = softmax_backward_data(gg, y, ctx.dim) if ctx.needs_input_grad[0] else None
-        dy = None
+        dim = ctx.dim
+        dgrad = dy = None
+        if ctx.needs_input_grad[0]:
+            dgrad = namespace_of(gg).ops.aten._softmax_backward_data(gg, y, dim, y.dtype)
         if ctx.needs_input_grad[1]:
-            dy = gg * grad - gg * _total(y * grad, ctx.dim) - grad * _total(gg * y, ctx.dim)
-        return dgrad, dy, None
+            dy = gg * grad - gg * _total(y * grad, dim) - grad * _total(gg * y, dim)
+        return dgrad, dy, None, None
 
     @staticmethod
-    def jvp(args, out, tangents):
-        grad, y, dim = args
-        tg, ty, _ = tangents
-        result = None if tg is None else softmax_backward_data(tg, y, dim)
+    def jvp(ctx, tg, ty, _, __):
+        grad, y = ctx.saved_tensors
+        dim = ctx.dim
+        result = None
+        if tg is not None:
+            result = namespace_of(tg).ops.aten._softmax_backward_data(tg, y, dim, y.dtype)
         if ty is not None:
             term = ty * grad - ty * _total(y * grad, dim) - y * _total(ty * grad, dim)
             result = term if result is None else result + term
         return result
 
 
-class LogSoftmaxBackwardData(BuiltinFunction):
-    """log_softmax's gradient as one op, f(g, y) = g - exp(y) * sum(g) with y log_softmax's
-    result. Its own gradients: d/dg = gg - sum(gg * exp(y)), d/dy = -gg * exp(y) * sum(g)."""
+class LogSoftmaxBackwardData(Overload):
+    """log_softmax's gradient as one op (torch's ``_log_softmax_backward_data``), f(g, y) =
+    g - exp(y) * sum(g) with y log_softmax's result. Its own gradients:
+    d/dg = gg - sum(gg * exp(y)), d/dy = -gg * exp(y) * sum(g)."""
 
     node_name = "LogSoftmaxBackwardDataBackward0"
+    args = ("grad_output", "output", "dim", "input_dtype")
     saved_fields = ("grad_output", "output")
     saved_attrs = ("dim",)
     tensor_positions = (0, 1)
-
-    @staticmethod
-    def forward(grad, y, dim):
-        return log_softmax_backward_data(grad, y, dim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        grad, y, ctx.dim = inputs
-        ctx.save_for_backward(grad, y)
 
     @staticmethod
     def backward(ctx, gg):
@@ -161,43 +147,29 @@ class LogSoftmaxBackwardData(BuiltinFunction):
             dgrad = gg - _total(gg * y.exp(), ctx.dim)
         if ctx.needs_input_grad[1]:
             dy = -gg * y.exp() * _total(grad, ctx.dim)
-        return dgrad, dy, None
+        return dgrad, dy, None, None
 
     @staticmethod
-    def jvp(args, out, tangents):
-        grad, y, dim = args
-        tg, ty, _ = tangents
+    def jvp(ctx, tg, ty, _, __):
+        grad, y = ctx.saved_tensors
         e = y.exp()
-        result = None if tg is None else tg - e * _total(tg, dim)
+        result = None if tg is None else tg - e * _total(tg, ctx.dim)
         if ty is not None:
-            term = -e * ty * _total(grad, dim)
+            term = -e * ty * _total(grad, ctx.dim)
             result = term if result is None else result + term
         return result
 
 
-def softmax_backward_data(grad, y, dim: int):
-    """The gradient of softmax's input for ``grad``, given its result ``y`` (recorded as one
-    node when either requires grad)."""
-    if type(grad) is not Tensor:
-        gy = grad * y
-        return gy - y * _total(gy, dim)
+def _softmax_backward_data(grad: Tensor, y: Tensor, dim: int, input_dtype) -> Tensor:
     gy = grad._data * y._data
-    out = wrap(_contiguous(gy - y._data * _sum_along(gy, dim)))
-    if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
-        record(SoftmaxBackwardData, out, (grad, y), (grad, y, dim))
-    return out
+    d = _contiguous(gy - y._data * _sum_along(gy, dim))
+    return dispatch(SoftmaxBackwardData, d, (grad, y, dim, input_dtype))
 
 
-def log_softmax_backward_data(grad, y, dim: int):
-    """The gradient of log_softmax's input for ``grad``, given its result ``y`` (recorded as one
-    node when either requires grad)."""
-    if type(grad) is not Tensor:
-        return grad - y.exp() * _total(grad, dim)
+def _log_softmax_backward_data(grad: Tensor, y: Tensor, dim: int, input_dtype) -> Tensor:
     g = grad._data
-    out = wrap(_contiguous(g - np.exp(y._data) * _sum_along(g, dim)))
-    if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
-        record(LogSoftmaxBackwardData, out, (grad, y), (grad, y, dim))
-    return out
+    d = _contiguous(g - np.exp(y._data) * _sum_along(g, dim))
+    return dispatch(LogSoftmaxBackwardData, d, (grad, y, dim, input_dtype))
 
 
 def _sum_along(d: np.ndarray, dim: int) -> np.ndarray:
@@ -234,53 +206,44 @@ def _contiguous(d: np.ndarray, dtype: np.dtype | None = None) -> np.ndarray:
     return d.astype(d.dtype if dtype is None else dtype, order="C", copy=False)
 
 
-def softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
+def _softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` converts the input first."""
     x, d, axis = _softmax_input(x, dim, dtype, "softmax")
     if d.size == 0:
-        out = wrap(d.copy())
-    else:
-        e = np.exp(_shifted(d, axis))
-        e /= e.sum(axis=axis, keepdims=True) if e.ndim else e
-        out = wrap(_contiguous(e, d.dtype))
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(Softmax, out, (x,), (x, dim))
-    return out
+        return dispatch(Softmax, d.copy(), (x, dim))
+    e = np.exp(_shifted(d, axis))
+    e /= e.sum(axis=axis, keepdims=True) if e.ndim else e
+    return dispatch(Softmax, _contiguous(e, d.dtype), (x, dim))
 
 
-def log_softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
+def _log_softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     """log(softmax(x)) along ``dim``, computed without forming softmax (no log of 0)."""
     x, d, axis = _softmax_input(x, dim, dtype, "log_softmax")
     if d.size == 0:
-        out = wrap(d.copy())
-    else:
-        z = _shifted(d, axis)
-        z -= np.log(np.exp(z).sum(axis=axis, keepdims=True) if z.ndim else np.exp(z))
-        out = wrap(_contiguous(z, d.dtype))
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(LogSoftmax, out, (x,), (x, dim))
-    return out
+        return dispatch(LogSoftmax, d.copy(), (x, dim))
+    z = _shifted(d, axis)
+    z -= np.log(np.exp(z).sum(axis=axis, keepdims=True) if z.ndim else np.exp(z))
+    return dispatch(LogSoftmax, _contiguous(z, d.dtype), (x, dim))
+
+
+softmax = declare("softmax", Softmax, function=_softmax)
+log_softmax = declare("log_softmax", LogSoftmax, function=_log_softmax)
+softmax_backward_data = declare("_softmax_backward_data", SoftmaxBackwardData,
+                                function=_softmax_backward_data, methods=(), functions=())
+log_softmax_backward_data = declare("_log_softmax_backward_data", LogSoftmaxBackwardData,
+                                    function=_log_softmax_backward_data, methods=(),
+                                    functions=())
 
 
 # ---------------------------------------------------------------------------------- logsumexp
-class Logsumexp(BuiltinFunction):
+class Logsumexp(Overload):
     """log(sum(exp(x))) over ``dim``: dx = grad * exp(x - result)."""
 
     node_name = "LogsumexpBackward0"
+    args = ("self", "dim", "keepdim")
     saved_fields = ("self", "result")
     saved_attrs = ("dim", "keepdim")
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim, keepdim=False):
-        return x.logsumexp(dim, keepdim=keepdim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0], output)
-        dim = inputs[1]
-        ctx.dim = (dim,) if isinstance(dim, int) else tuple(dim)
-        ctx.keepdim = inputs[2]
 
     @staticmethod
     def backward(ctx, grad):
@@ -290,8 +253,17 @@ class Logsumexp(BuiltinFunction):
             result = _sum_back(result, ctx.dim, x.dim())
         return grad * (x - result).exp(), None, None
 
+    @staticmethod
+    def jvp(ctx, t, _, __):
+        # torch's logsumexp_jvp: sum(e * t) / sum(e) with e = exp(x - amax(x)), so that an
+        # empty reduction gives 0 / 0 = nan.
+        x, _ = ctx.saved_tensors
+        dims = tuple(range(x.dim())) if ctx.dim == () else ctx.dim
+        e = (x - x.amax(dims, keepdim=True)).exp() if x.numel() else x.exp()
+        return (e * t).sum(dims, keepdim=ctx.keepdim) / e.sum(dims, keepdim=ctx.keepdim)
 
-def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
+
+def _logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) over ``dim`` (an int or a tuple of ints), without overflow."""
     _check_tensor(x, "logsumexp")
     d = x._data
@@ -303,10 +275,10 @@ def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
         raise RuntimeError(f"output with shape [] doesn't match the broadcast shape "
                            f"{[1] * d.ndim}")
     axes = tuple(sorted(wrap_dims(dims, d.ndim)))
-    out = wrap(_logsumexp_kernel(d, axes, keepdim))
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(Logsumexp, out, (x,), (x, dim, keepdim))
-    return out
+    return dispatch(Logsumexp, _logsumexp_kernel(d, axes, keepdim), (x, dims, keepdim))
+
+
+logsumexp = declare("logsumexp", Logsumexp, function=_logsumexp)
 
 
 def _logsumexp_kernel(d: np.ndarray, axes, keepdim: bool) -> np.ndarray:
@@ -846,40 +818,5 @@ def mse_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return out
 
 
-# ---------------------------------------------------------------------------------- masked_fill
-class MaskedFill(BuiltinFunction):
-    """x with ``value`` where ``mask`` holds: no gradient flows where the value was put."""
-
-    node_name = "MaskedFillBackward0"
-    saved_fields = ("mask",)
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, mask, value):
-        return namespace_of(x).where(mask, value, x)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[1])
-
-    @staticmethod
-    def backward(ctx, grad):
-        (mask,) = ctx.saved_tensors
-        # Selected, not multiplied: an infinite grad becomes exactly 0 where masked.
-        return namespace_of(grad).where(mask, 0.0, grad), None, None
-
-
-def masked_fill_zero(x: Tensor, mask: Tensor) -> Tensor:
-    """x with 0 where ``mask`` holds (the out-of-place ``masked_fill`` that torch's
-    label-smoothed cross entropy applies in place)."""
-    d = x._data
-    out = wrap(np.where(mask._data, np.zeros((), d.dtype), d))
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(MaskedFill, out, (x,), (x, mask, 0.0))
-    return out
-
-
-METHODS = {"softmax": softmax, "log_softmax": log_softmax, "logsumexp": logsumexp,
-           "addmm": addmm}
-FUNCTIONS = {"softmax": softmax, "log_softmax": log_softmax, "logsumexp": logsumexp,
-             "addmm": addmm}
+METHODS = {"addmm": addmm}
+FUNCTIONS = {"addmm": addmm}

@@ -231,25 +231,6 @@ def _sort(args, out, t):
 
 
 # ---------------------------------------------------------------------------------- activation
-def _softmax(args, out, t):
-    dim = args[1]
-    return out * (t[0] - (out * t[0]).sum(dim, keepdim=True))
-
-
-def _log_softmax(args, out, t):
-    dim = args[1]
-    return t[0] - (out.exp() * t[0]).sum(dim, keepdim=True)
-
-
-def _logsumexp(args, out, t):
-    # torch's logsumexp_jvp: sum(e * t) / sum(e) with e = exp(x - amax(x)), so that an empty
-    # reduction gives 0 / 0 = nan.
-    x, dim, keepdim = args
-    dims = _reduce_dims(x, dim)
-    e = (x - x.amax(dims, keepdim=True)).exp() if x.numel() else x.exp()
-    return (e * t[0]).sum(dims, keepdim=keepdim) / e.sum(dims, keepdim=keepdim)
-
-
 def _addmm(args, out, t):
     bias, m1, m2, beta, alpha = args
     terms = []
@@ -398,10 +379,8 @@ RULES = {
         _or_zeros(t[0], a[0]), a[1],
         _or_zeros(t[2], a[2]) if isinstance(a[2], Tensor) else 0.0, a[3]),
     # softmax family and losses
-    activation.Softmax: _softmax, activation.LogSoftmax: _log_softmax,
-    activation.Logsumexp: _logsumexp, activation.Addmm: _addmm,
+    activation.Addmm: _addmm,
     activation.NllLoss: _nll, activation.MseLoss: _mse,
-    activation.MaskedFill: lambda a, o, t: activation.masked_fill_zero(t[0], a[1]),
 }
 
 

@@ -300,7 +300,7 @@ def _cross_entropy_smoothed(input, target, weight, ignore_index, reduction,  # n
         smooth = -(log_p * _class_view(weight, input.dim(), class_dim)).sum(class_dim)
     else:
         smooth = -log_p.sum(class_dim)
-    smooth = _ops.masked_fill_zero(smooth, target == ignore_index)
+    smooth = smooth.masked_fill(target == ignore_index, 0.0)
     if reduction == "mean":
         if weight is not None:
             hits = _ops.target_hits(target, n_classes, ignore_index).to(weight.dtype)
