@@ -10,6 +10,7 @@ import pytest
 
 import ext
 from ext.functions import _op, activation, reduction, shape
+from ext.functions.nn_ops import activation as nn_activation
 from ext.functions.pointwise import arithmetic, unary
 
 torch = pytest.importorskip("torch")
@@ -52,6 +53,13 @@ CASES = [
     (activation.LogSoftmaxBackwardData, (_Y, _X - 2.0, 0, torch.float64)),
     (activation.Logsumexp, (_X, (1,), False)),
     (activation.Logsumexp, (_X, (0, 1), True)),
+    # nn activations
+    (nn_activation.Erf, (_X - 1.0,)),
+    (nn_activation.Gelu, (_X - 1.0, "none")),
+    (nn_activation.Gelu, (_X - 1.0, "tanh")),
+    (nn_activation.GeluBackward, (_Y, _X - 1.0, "none")),
+    (nn_activation.GeluBackward, (_Y, _X - 1.0, "tanh")),
+    (nn_activation.Silu, (_X - 1.0,)),
 ]
 IDS = [f"{ov.node_name}-{i}" for i, (ov, _) in enumerate(CASES)]
 
