@@ -20,6 +20,8 @@ pytestmark = pytest.mark.ext_only
 _rng = np.random.default_rng(7)
 _X = _rng.uniform(0.5, 1.5, (3, 4))
 _Y = np.array([[0.0, 1.5, -0.5, 2.0]] * 3)  # (a zero exponent and a negative one)
+_TARGETS = torch.tensor([0, 2, 1, 2])  # (a torch tensor is a constant argument, no input)
+_W = torch.tensor(_X[0, :3])
 
 
 def _t(a):
@@ -53,6 +55,16 @@ CASES = [
     (activation.LogSoftmaxBackwardData, (_Y, _X - 2.0, 0, torch.float64)),
     (activation.Logsumexp, (_X, (1,), False)),
     (activation.Logsumexp, (_X, (0, 1), True)),
+    # losses
+    (activation.NllLoss, (_X.T, _TARGETS, None, 1, -100)),
+    (activation.NllLoss, (_X.T, _TARGETS, _W, 2, 1)),
+    (activation.NllLoss, (_X.T, _TARGETS, None, 0, 2)),
+    (activation.NllLossBackward, (_X[0], _X.T, _TARGETS, None, 0, -100, _t(_X[0, 0]))),
+    (activation.NllLossBackward, (np.array(_X[0, 0]), _X.T, _TARGETS, _W, 1, 1, _t(_X[0, 1]))),
+    (activation.MseLoss, (_X, _Y, 1)),
+    (activation.MseLoss, (_X, _Y, 0)),
+    (activation.MseLossBackward, (_X, _Y, _X - 1.0, 0)),
+    (activation.MseLossBackward, (np.array(_X[0, 0]), _Y, _X - 1.0, 2)),
     # nn activations
     (nn_activation.Erf, (_X - 1.0,)),
     (nn_activation.Gelu, (_X - 1.0, "none")),
@@ -68,24 +80,31 @@ def _torch_args(args):
     return tuple(_t(a) if isinstance(a, np.ndarray) else a for a in args)
 
 
+def _inputs(args):
+    # The differentiable inputs: the arguments given as arrays (a torch tensor given as it is,
+    # such as class targets, is a constant argument).
+    return [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+
+
 def _first(out):
     return out[0] if isinstance(out, tuple) else out
 
 
 @pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
 def test_backward_runs_on_torch_tensors_as_torch_differentiates(ov, args):
+    where = _inputs(args)
     args = _torch_args(args)
-    inputs = [a.requires_grad_() for a in args if isinstance(a, torch.Tensor)]
+    inputs = [args[i].requires_grad_() for i in where]
     out = ov.forward(*args)
     grad = _t(_rng.uniform(0.5, 1.5, tuple(_first(out).shape)))
     expected = torch.autograd.grad(_first(out), inputs, grad)
 
     plain = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
     outputs = tuple(o.detach() for o in out) if isinstance(out, tuple) else (out.detach(),)
-    needs = tuple(isinstance(a, torch.Tensor) for a in args)
+    needs = tuple(i in where for i in range(len(args)))
     result = ov.backward(ov.ctx_for(plain, outputs, needs), grad)
     result = result if isinstance(result, tuple) else (result,)
-    got = [g for g, a in zip(result, args) if isinstance(a, torch.Tensor)]
+    got = [result[i] for i in where]
     for g, e in zip(got, expected):
         assert type(g) is torch.Tensor
         torch.testing.assert_close(g, e, equal_nan=True)
@@ -93,8 +112,8 @@ def test_backward_runs_on_torch_tensors_as_torch_differentiates(ov, args):
 
 @pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
 def test_forward_rule_runs_on_torch_tensors_as_torch_func_jvp(ov, args):
+    where = _inputs(args)
     args = _torch_args(args)
-    where = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
     tangents = [_t(_rng.uniform(-1.0, 1.0, tuple(args[i].shape))) for i in where]
 
     def f(*tensors):

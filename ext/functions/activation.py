@@ -15,7 +15,7 @@ from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._builtin import BuiltinFunction, binary_operands, namespace_of, record
-from ._op import Overload, declare, dispatch
+from ._op import LINEAR, Overload, declare, dispatch
 from .linalg import column_major
 from .pointwise.arithmetic import scaled
 from .shape import wrap_dims
@@ -437,26 +437,15 @@ def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tenso
 
 
 # ---------------------------------------------------------------------------------- nll_loss
-def target_hits(target, n_classes: int, ignore_index: int):
+def target_hits(target: Tensor, n_classes: int, ignore_index: int) -> Tensor:
     """A bool tensor, True at each sample's target class (rows of ignored samples all False):
-    (N, C) for targets (N,), (C,) for a 0-d target. Not differentiable: ext builds it with one
-    NumPy comparison, torch with tensor ops."""
-    if type(target) is Tensor:
-        t = target._data
-        hits = np.arange(n_classes) == t[..., None]
-        if 0 <= ignore_index < n_classes:
-            hits &= (t != ignore_index)[..., None]
-        return wrap(hits)
-    hits = namespace_of(target).arange(n_classes) == target.unsqueeze(-1)
+    (N, C) for targets (N,), (C,) for a 0-d target. Not differentiable."""
+    t = target._data
+    hits = np.arange(n_classes) == t[..., None]
     if 0 <= ignore_index < n_classes:
         # An ignore_index outside the classes matches no column; one inside must be masked.
-        hits = hits * (target != ignore_index).unsqueeze(-1)
-    return hits
-
-
-def _sample_target(x, target):
-    # A 1-D input is one sample: its target may be 0-d or of size 1.
-    return target.reshape(()) if x.dim() == 1 and target.dim() == 1 else target
+        hits &= (t != ignore_index)[..., None]
+    return wrap(hits)
 
 
 def _sample_weights(t: np.ndarray, weight: Tensor | None, ignore_index: int, dtype) -> tuple:
@@ -471,26 +460,15 @@ def _sample_weights(t: np.ndarray, weight: Tensor | None, ignore_index: int, dty
     return safe, w.astype(dtype, copy=False), keep
 
 
-def _total_weight(x, target, weight, reduction: int, ignore_index: int):
-    """The summed class weights of the samples that count, the 0-d tensor torch saves as
-    ``total_weight`` (0 for an unreduced batch)."""
-    if reduction == 0 and x.dim() == 2:
-        return namespace_of(x).zeros((), dtype=x.dtype)
-    target = _sample_target(x, target)
-    if type(x) is Tensor:
-        d = x._data
-        t = target._data
-        _, w, _ = _sample_weights(t, weight, ignore_index, d.dtype)
-        return wrap(np.asarray(t.size if w is None else w.sum(), d.dtype))
-    hits = target_hits(target, x.shape[-1], ignore_index).to(x.dtype)
-    return (hits if weight is None else hits * weight).sum()
-
-
-class NllLoss(BuiltinFunction):
+class NllLoss(Overload):
     """-x[i, target[i]] * weight[target[i]], reduced: dx is that weight, negated, at each
-    sample's target (divided by the total weight for the mean)."""
+    sample's target (divided by the total weight for the mean). torch's ``nll_loss_forward``,
+    whose second output is the summed class weights of the samples that count."""
 
     node_name = "NllLossBackward0"
+    args = ("self", "target", "weight", "reduction", "ignore_index")
+    outputs = ("output", "total_weight")
+    non_differentiable = ("total_weight",)
     saved_fields = ("self", "target", "weight", "total_weight")
     saved_attrs = ("reduction", "ignore_index")
     tensor_positions = (0,)
@@ -502,34 +480,31 @@ class NllLoss(BuiltinFunction):
         cls._backward_cls._saved_ignore_index = property(lambda node: node.ignore_index % 2**64)
 
     @staticmethod
-    def forward(x, target, weight, reduction, ignore_index):
-        mode = next(k for k, v in REDUCTIONS.items() if v == reduction)
-        return namespace_of(x).nn.functional.nll_loss(x, target, weight, reduction=mode,
-                                                      ignore_index=ignore_index)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, target, weight, reduction, ignore_index = inputs
-        ctx.reduction, ctx.ignore_index = reduction, ignore_index
-        total = _total_weight(x, target, weight, reduction, ignore_index)
-        ctx.save_for_backward(x, target, weight, total)
-
-    @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx, grad, _=None):
         x, target, weight, total_weight = ctx.saved_tensors
-        return (nll_loss_backward(grad, x, target, weight, total_weight, ctx.reduction,
-                                  ctx.ignore_index), None, None, None, None)
+        return (namespace_of(grad).ops.aten.nll_loss_backward(
+            grad, x, target, weight, ctx.reduction, ctx.ignore_index, total_weight),
+            None, None, None, None)
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        _, target, weight, _ = ctx.saved_tensors
+        return namespace_of(t).ops.aten.nll_loss(t, target, weight, ctx.reduction,
+                                                 ctx.ignore_index)
 
 
-class NllLossBackward(BuiltinFunction):
-    """nll_loss's gradient as one op: minus the weight at each sample's target, times grad
-    (over the total weight for the mean). Its gradients: nll_loss of gg for grad, zeros for
-    the input (the gradient does not depend on it)."""
+class NllLossBackward(Overload):
+    """nll_loss's gradient as one op (torch's ``nll_loss_backward``): minus the weight at each
+    sample's target, times grad (over the total weight for the mean). Its gradients: nll_loss
+    of gg for grad, zeros for the input (the gradient does not depend on it)."""
 
     node_name = "NllLossBackwardBackward0"
-    saved_fields = ("target", "weight", "total_weight")
+    args = ("grad_output", "self", "target", "weight", "reduction", "ignore_index",
+            "total_weight")
+    saved_fields = ("target", "weight")
     saved_attrs = ("reduction", "ignore_index")
     tensor_positions = (0, 1)
+    jvp = LINEAR  # nll_loss_backward(grad_output's tangent, ...): flat in self
 
     @classmethod
     def _decorate_node(cls) -> None:
@@ -537,64 +512,41 @@ class NllLossBackward(BuiltinFunction):
         cls._backward_cls._saved_ignore_index = property(lambda node: node.ignore_index % 2**64)
 
     @staticmethod
-    def forward(grad, x, target, weight, total_weight, reduction, ignore_index):
-        return nll_loss_backward(grad, x, target, weight, total_weight, reduction, ignore_index)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs[2:5])
-        ctx.reduction, ctx.ignore_index = inputs[5], inputs[6]
-
-    @staticmethod
     def backward(ctx, gg):
-        target, weight, _ = ctx.saved_tensors
+        target, weight = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        mode = next(k for k, v in REDUCTIONS.items() if v == ctx.reduction)
-        dgrad = namespace_of(gg).nn.functional.nll_loss(
-            gg, target, weight, ignore_index=ctx.ignore_index, reduction=mode) \
+        ns = namespace_of(gg)
+        dgrad = ns.ops.aten.nll_loss(gg, target, weight, ctx.reduction, ctx.ignore_index) \
             if needs[0] else None
-        dx = namespace_of(gg).zeros_like(gg) if needs[1] else None
+        dx = ns.zeros_like(gg) if needs[1] else None
         return dgrad, dx, None, None, None, None, None
 
-    @staticmethod
-    def jvp(args, out, tangents):
-        return None if tangents[0] is None else nll_loss_backward(tangents[0], *args[1:])
 
-
-def nll_loss_backward(grad, x, target, weight, total_weight, reduction: int,
-                      ignore_index: int):
-    """nll_loss's gradient for x (recorded as one node when grad or x requires grad)."""
-    hits = target_hits(_sample_target(x, target), x.shape[-1], ignore_index)
-    if type(grad) is Tensor:
-        g = grad._data
-        value = -g if g.ndim == 0 else -g[:, None]
-        if weight is not None:
-            value = value * weight._data
-        if reduction == 1:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                value = value / total_weight._data
-        h = hits._data
-        if STATE.fw_level is not None and _any_tangent(grad, x, weight, total_weight):
-            # Under forward AD torch computes this gradient by its decomposition: the one-hot
-            # of the targets (-1 there) times the scaled grad (0 for an ignored sample), so an
-            # infinite grad gives nan off the targets.
-            with np.errstate(invalid="ignore"):
-                out = np.where(h, -1.0, 0.0) * np.where(h.any(-1, keepdims=True), -value, 0)
-            out = wrap(out.astype(g.dtype, copy=False))
-        else:
-            out = wrap(np.where(h, value, 0).astype(g.dtype, copy=False))
-        if STATE.grad_enabled and (grad._requires_grad or x._requires_grad) or STATE.special:
-            record(NllLossBackward, out, (grad, x),
-                   (grad, x, target, weight, total_weight, reduction, ignore_index))
-        return out
-    value = -grad if grad.dim() == 0 else -grad.unsqueeze(-1)
+def _nll_loss_backward(grad: Tensor, x: Tensor, target: Tensor, weight, reduction: int,
+                       ignore_index: int, total_weight: Tensor) -> Tensor:
+    t = target._data
+    if x._data.ndim == 1 and t.ndim == 1:
+        t = t.reshape(())  # (a 1-D input is one sample: its target may be 0-d or of size 1)
+    hits = target_hits(wrap(t), x.shape[-1], ignore_index)._data
+    g = grad._data
+    value = -g if g.ndim == 0 else -g[:, None]
     if weight is not None:
-        value = value * weight
+        value = value * weight._data
     if reduction == 1:
-        value = value / total_weight
-    # where, not a product with the 0/1 mask: with every sample ignored the mean's total
-    # weight is 0 and value is infinite, but the gradient is exactly 0.
-    return namespace_of(x).where(hits, value, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = value / total_weight._data
+    if STATE.fw_level is not None and _any_tangent(grad, x, weight, total_weight):
+        # Under forward AD torch computes this gradient by its decomposition: the one-hot
+        # of the targets (-1 there) times the scaled grad (0 for an ignored sample), so an
+        # infinite grad gives nan off the targets.
+        with np.errstate(invalid="ignore"):
+            d = np.where(hits, -1.0, 0.0) * np.where(hits.any(-1, keepdims=True), -value, 0)
+    else:
+        # where, not a product with the 0/1 mask: with every sample ignored the mean's total
+        # weight is 0 and value is infinite, but the gradient is exactly 0.
+        d = np.where(hits, value, 0)
+    return dispatch(NllLossBackward, d.astype(g.dtype, copy=False),
+                    (grad, x, target, weight, reduction, ignore_index, total_weight))
 
 
 def _any_tangent(*tensors) -> bool:
@@ -645,13 +597,14 @@ def _check_nll(x, target, weight, ignore_index: int) -> None:
                 raise IndexError(f"Target {t[bad].flat[0]} is out of bounds.")
 
 
-def nll_loss(x: Tensor, target: Tensor, weight: Tensor | None = None,
-             ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+def _nll_loss_forward(x: Tensor, target: Tensor, weight: Tensor | None = None,
+                      reduction=1, ignore_index: int = -100) -> tuple:
     """The negative log likelihood of the ``target`` classes under log-probabilities ``x``
-    ((N, C) with targets (N,), or (C,) with a 0-d target)."""
+    ((N, C) with targets (N,), or (C,) with a 0-d target), and the summed class weights of the
+    samples that count (0 for an unreduced batch). ``reduction``: torch's enum, or its name."""
     _check_tensor(x, "nll_loss_nd")
     _check_tensor(target, "nll_loss_nd", "target", 2)
-    mode = _reduction_enum(reduction)
+    mode = reduction if type(reduction) is int else _reduction_enum(reduction)
     _check_nll(x, target, weight, ignore_index)
     d = x._data
     t = target._data
@@ -666,22 +619,27 @@ def nll_loss(x: Tensor, target: Tensor, weight: Tensor | None = None,
     if keep is not None:
         # An ignored sample's loss is exactly 0 (not the -0.0 that -x * 0 can give).
         losses = np.where(keep, losses, 0).astype(d.dtype, copy=False)
+    total = t.size if w is None else w.sum()
     if mode == 0:
         out = losses
+        if d.ndim == 2:
+            total = 0
     elif mode == 2:
         out = losses.sum()
+    elif total:
+        out = losses.sum() / total
     else:
-        total = t.size if w is None else w.sum()
-        if total:
+        # Nothing counts (every sample ignored, or weighted 0): the mean is NaN.
+        with np.errstate(invalid="ignore", divide="ignore"):
             out = losses.sum() / total
-        else:
-            # Nothing counts (every sample ignored, or weighted 0): the mean is NaN.
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out = losses.sum() / total
-    out = wrap(out.astype(d.dtype, copy=False))
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(NllLoss, out, (x,), (x, target, weight, mode, ignore_index))
-    return out
+    return dispatch(NllLoss, (out.astype(d.dtype, copy=False), np.asarray(total, d.dtype)),
+                    (x, target, weight, mode, ignore_index))
+
+
+def _nll_loss(x: Tensor, target: Tensor, weight: Tensor | None = None, reduction=1,
+              ignore_index: int = -100) -> Tensor:
+    """nll_loss_forward's loss."""
+    return _nll_loss_forward(x, target, weight, reduction, ignore_index)[0]
 
 
 def _reduction_enum(reduction: str) -> int:
@@ -691,65 +649,76 @@ def _reduction_enum(reduction: str) -> int:
     return mode
 
 
+nll_loss_forward = declare("nll_loss_forward", NllLoss, function=_nll_loss_forward,
+                           methods=(), functions=())
+nll_loss = declare("nll_loss", function=_nll_loss, methods=(), functions=())
+nll_loss_backward = declare("nll_loss_backward", NllLossBackward, function=_nll_loss_backward,
+                            methods=(), functions=())
+
+
 # ---------------------------------------------------------------------------------- mse_loss
-class MseLoss(BuiltinFunction):
+class MseLoss(Overload):
     """(x - target)², reduced: dx = 2 (x - target) grad (over numel for the mean), and
     dtarget = -dx."""
 
     node_name = "MseLossBackward0"
+    args = ("self", "target", "reduction")
     saved_fields = ("self", "target")
     saved_attrs = ("reduction",)
     tensor_positions = (0, 1)
 
     @staticmethod
-    def forward(x, target, reduction):
-        mode = next(k for k, v in REDUCTIONS.items() if v == reduction)
-        return namespace_of(x).nn.functional.mse_loss(x, target, reduction=mode)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0], inputs[1])
-        ctx.reduction = inputs[2]
-
-    @staticmethod
     def backward(ctx, grad):
         x, target = ctx.saved_tensors
         needs = ctx.needs_input_grad
+        backward = namespace_of(grad).ops.aten.mse_loss_backward
         # torch: each side's gradient is mse_loss_backward with the two operands in its order
-        return (mse_loss_backward(grad, x, target, ctx.reduction) if needs[0] else None,
-                mse_loss_backward(grad, target, x, ctx.reduction) if needs[1] else None, None)
+        return (backward(grad, x, target, ctx.reduction) if needs[0] else None,
+                backward(grad, target, x, ctx.reduction) if needs[1] else None, None)
+
+    @staticmethod
+    def jvp(ctx, tx, tt, _):
+        x, target = ctx.saved_tensors
+        diff = x - target
+        for v in (x, target):
+            if not v.is_floating_point():
+                # torch computes each side's term of the tangent into a tensor of that side's
+                # dtype
+                raise RuntimeError(f"result type {diff.dtype._short} can't be cast to the "
+                                   f"desired output type {v.dtype._short}")
+        # One term per side, as torch's, a missing tangent being zeros (inf * 0 is nan there):
+        # (x - y) * 2 * tx + (y - x) * 2 * ty
+        ns = namespace_of(diff)
+        terms = (diff * 2 * (ns.zeros_like(x) if tx is None else tx)
+                 + (target - x) * 2 * (ns.zeros_like(target) if tt is None else tt))
+        return terms.mean() if ctx.reduction == 1 else terms.sum() if ctx.reduction == 2 \
+            else terms
 
 
-class MseLossBackward(BuiltinFunction):
-    """mse_loss's gradient as one op, f(g, x, t) = 2 (x - t) g (over numel for the mean). Its
-    own gradients: d/dg = f(gg, x, t) (its sum with ones for g when reduced), d/dx = 2 gg g
-    (over numel for the mean), d/dt = -d/dx."""
+class MseLossBackward(Overload):
+    """mse_loss's gradient as one op (torch's ``mse_loss_backward``), f(g, x, t) = 2 (x - t) g
+    (over numel for the mean). Its own gradients: d/dg = f(gg, x, t) (its sum with ones for g
+    when reduced), d/dx = 2 gg g (over numel for the mean), d/dt = -d/dx."""
 
     node_name = "MseLossBackwardBackward0"
+    args = ("grad_output", "self", "target", "reduction")
     saved_fields = ("grad_output", "self", "target")
     saved_attrs = ("reduction",)
     tensor_positions = (0, 1, 2)
 
     @staticmethod
-    def forward(grad, x, target, reduction):
-        return mse_loss_backward(grad, x, target, reduction)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs[:3])
-        ctx.reduction = inputs[3]
-
-    @staticmethod
     def backward(ctx, gg):
         grad, x, target = ctx.saved_tensors
         needs = ctx.needs_input_grad
+        ns = namespace_of(gg)
         dgrad = dx = dt = None
         if needs[0]:
             if ctx.reduction == 0:
-                dgrad = mse_loss_backward(gg, x, target, 0)
+                dgrad = ns.ops.aten.mse_loss_backward(gg, x, target, 0)
             else:
-                ones = namespace_of(grad).ones_like(grad)
-                dgrad = (mse_loss_backward(ones, x, target, ctx.reduction) * gg).sum()
+                ones = ns.ones_like(grad)
+                dgrad = (ns.ops.aten.mse_loss_backward(ones, x, target, ctx.reduction)
+                         * gg).sum()
         if needs[1] or needs[2]:
             gi = 2 * (gg * grad)
             if ctx.reduction == 1:
@@ -759,47 +728,37 @@ class MseLossBackward(BuiltinFunction):
         return dgrad, dx, dt, None
 
     @staticmethod
-    def jvp(args, out, tangents):
-        grad, x, target, reduction = args
-        tg, tx, tt = tangents[:3]
+    def jvp(ctx, tg, tx, tt, _):
+        grad, x, target = ctx.saved_tensors
         n = x.numel()
-        scale = 2 / n if reduction == 1 and n else 2
+        scale = 2 / n if ctx.reduction == 1 and n else 2
         # torch's rule takes the gradient's part from zeros when it has no tangent: nan
         # where x - target is nan or infinite
-        terms = [mse_loss_backward(grad.new_zeros(grad.shape) if tg is None else tg, x, target,
-                                   reduction),
-                 tx * grad * scale if tx is not None else None,
-                 tt * grad * -scale if tt is not None else None]
-        result = None
-        for term in terms:
-            if term is not None:
-                result = term if result is None else result + term
+        result = namespace_of(grad).ops.aten.mse_loss_backward(
+            grad.new_zeros(grad.shape) if tg is None else tg, x, target, ctx.reduction)
+        if tx is not None:
+            result = result + tx * grad * scale
+        if tt is not None:
+            result = result + tt * grad * -scale
         return result
 
 
-def mse_loss_backward(grad, x, target, reduction: int):
-    """The gradient of mse_loss for x: 2 (x - target) grad, over numel for the mean (recorded
-    as one node when any operand requires grad)."""
+def _mse_loss_backward(grad: Tensor, x: Tensor, target: Tensor, reduction: int) -> Tensor:
     # The mean of an empty input has an empty gradient: any scale does.
-    n = x.numel()
+    n = x._data.size
     scale = 2 / n if reduction == 1 and n else 2
-    if type(grad) is not Tensor:
-        # A bool or integer operand takes part in the loss's floating dtype.
-        return (x.to(grad.dtype) - target.to(grad.dtype)) * (grad * scale)
     g = grad._data
+    # (a bool or integer operand takes part in the loss's floating dtype)
     d = (x._data.astype(g.dtype) - target._data.astype(g.dtype)) * (g * g.dtype.type(scale))
-    out = wrap(np.asarray(d, g.dtype))
-    if STATE.grad_enabled and (grad._requires_grad or x._requires_grad or
-                               target._requires_grad) or STATE.special:
-        record(MseLossBackward, out, (grad, x, target), (grad, x, target, reduction))
-    return out
+    return dispatch(MseLossBackward, np.asarray(d, g.dtype), (grad, x, target, reduction))
 
 
-def mse_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """The squared differences of same-shaped ``x`` and ``target``, reduced."""
+def _mse_loss(x: Tensor, target: Tensor, reduction=1) -> Tensor:
+    """The squared differences of same-shaped ``x`` and ``target``, reduced (``reduction``:
+    torch's enum, or its name)."""
     _check_tensor(x, "mse_loss")
     _check_tensor(target, "mse_loss", "target", 2)
-    mode = _reduction_enum(reduction)
+    mode = reduction if type(reduction) is int else _reduction_enum(reduction)
     a, b = binary_operands(x, target)
     if a.dtype.kind != "f":
         raise _not_implemented("mse_cpu", a)
@@ -810,12 +769,14 @@ def mse_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     diff *= diff
     if mode == 1 and not diff.size:
         # The mean of nothing is nan, without NumPy's warning.
-        out = wrap(np.array(np.nan, diff.dtype))
-    else:
-        out = wrap(diff if mode == 0 else diff.sum() if mode == 2 else diff.mean())
-    if STATE.grad_enabled and (x._requires_grad or target._requires_grad) or STATE.special:
-        record(MseLoss, out, (x, target), (x, target, mode))
-    return out
+        return dispatch(MseLoss, np.array(np.nan, diff.dtype), (x, target, mode))
+    return dispatch(MseLoss, diff if mode == 0 else diff.sum() if mode == 2 else diff.mean(),
+                    (x, target, mode))
+
+
+mse_loss = declare("mse_loss", MseLoss, function=_mse_loss, methods=(), functions=())
+mse_loss_backward = declare("mse_loss_backward", MseLossBackward, function=_mse_loss_backward,
+                            methods=(), functions=())
 
 
 METHODS = {"addmm": addmm}

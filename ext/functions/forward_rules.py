@@ -243,25 +243,6 @@ def _addmm(args, out, t):
     return _sum(*terms).expand(out.shape)
 
 
-def _nll(args, out, t):
-    x, target, weight, mode, ignore_index = args
-    name = {0: "none", 1: "mean", 2: "sum"}[mode]
-    return activation.nll_loss(t[0], target, weight, ignore_index=ignore_index, reduction=name)
-
-
-def _mse(args, out, t):
-    x, target, mode = args
-    for v in (x, target):
-        if not v.is_floating_point():
-            # torch computes each side's term of the tangent into a tensor of that side's dtype
-            raise RuntimeError(f"result type {out.dtype._short} can't be cast to the desired "
-                               f"output type {v.dtype._short}")
-    # One term per side, as torch's, a missing tangent being zeros (inf * 0 is nan there):
-    # (x - y) * 2 * tx + (y - x) * 2 * ty
-    terms = ((x - target) * 2 * _or_zeros(t[0], x)) + (target - x) * 2 * _or_zeros(t[1], target)
-    return terms.mean() if mode == 1 else terms.sum() if mode == 2 else terms
-
-
 def _mm(mul, zeros: bool = True):
     """The rule of a matrix product ``mul(a, b)``: ``mul(ta, b) + mul(a, tb)``. As in torch, a
     missing tangent takes part as zeros (so a nan or inf in the other factor gives nan), except
@@ -380,7 +361,6 @@ RULES = {
         _or_zeros(t[2], a[2]) if isinstance(a[2], Tensor) else 0.0, a[3]),
     # softmax family and losses
     activation.Addmm: _addmm,
-    activation.NllLoss: _nll, activation.MseLoss: _mse,
 }
 
 

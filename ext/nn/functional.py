@@ -216,7 +216,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
     ((N, C) with (N,) targets, or (C,) with a 0-d target)."""
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    return _ops.nll_loss(input, target, weight, ignore_index, reduction)
+    return _ops.nll_loss(input, target, weight, reduction, ignore_index)
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
@@ -237,8 +237,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
         return _cross_entropy_smoothed(input, target, weight, ignore_index, reduction,
                                        label_smoothing)
     class_dim = 0 if input.dim() == 1 else 1
-    return _ops.nll_loss(_ops.log_softmax(input, class_dim), target, weight, ignore_index,
-                         reduction)
+    return _ops.nll_loss(_ops.log_softmax(input, class_dim), target, weight, reduction,
+                         ignore_index)
 
 
 def _check_smoothing(label_smoothing: float) -> None:
@@ -294,7 +294,7 @@ def _cross_entropy_smoothed(input, target, weight, ignore_index, reduction,  # n
     class_dim = 0 if input.dim() == 1 else 1
     n_classes = input.shape[class_dim]
     log_p = _ops.log_softmax(input, class_dim)
-    nll = _ops.nll_loss(log_p, target, weight, ignore_index, reduction)
+    nll = _ops.nll_loss(log_p, target, weight, reduction, ignore_index)
     # The smoothing term: the loss against the uniform distribution, ignored samples zeroed.
     if weight is not None:
         smooth = -(log_p * _class_view(weight, input.dim(), class_dim)).sum(class_dim)
