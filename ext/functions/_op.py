@@ -42,6 +42,9 @@ LINEAR = _Rule("linear")
 FLOAT = "float"
 
 _FIRST = (0,)
+# The saved attributes read from an argument's layout: ``<arg>_sym_sizes``, ``<arg>_sym_strides``.
+_LAYOUT = {"_sym_sizes": lambda v: tuple(v.shape), "_sym_strides": lambda v: tuple(v.stride())}
+_LAYOUT_CODE = {"_sym_sizes": "shape", "_sym_strides": "stride()"}
 
 
 class Overload(BuiltinFunction):
@@ -55,7 +58,8 @@ class Overload(BuiltinFunction):
       to;
     - ``saved_fields``: the tensors backward reads, by name (an argument or an output), each shown
       as ``_saved_<name>``; ``saved_attrs``: the non-tensor values, by argument name, and
-      ``<arg>_sym_sizes`` for the shape of an argument; no ``setup_context`` needs writing;
+      ``<arg>_sym_sizes`` / ``<arg>_sym_strides`` for the shape / strides of an argument; no
+      ``setup_context`` needs writing;
     - ``non_differentiable``: outputs that get no grad_fn (max's indices);
     - ``is_view``: the result is a view of the first argument (shares its storage and version);
     - ``returns``: the named tuple that a multi-output forward returns;
@@ -94,10 +98,12 @@ class Overload(BuiltinFunction):
         cls._save_from = tuple(names[n] for n in cls.saved_fields)
         attrs = []
         for name in cls.saved_attrs:
-            if name.endswith("_sym_sizes"):
-                attrs.append((name, names[name[: -len("_sym_sizes")]], True))
+            for kind in _LAYOUT:
+                if name.endswith(kind):
+                    attrs.append((name, names[name[: -len(kind)]], kind))
+                    break
             else:
-                attrs.append((name, names[name], False))
+                attrs.append((name, names[name], ""))
         cls._attr_from = tuple(attrs)
         pos = cls.tensor_positions
         pos = tuple(range(len(cls.args))) if pos is None else tuple(pos)
@@ -126,9 +132,9 @@ class Overload(BuiltinFunction):
         ctx._versions = [saved_version(v) if type(v) is Tensor and v._vc is not None else 0
                          for v in saved]
         ctx._nonleaf = 0
-        for name, p, sizes in cls._attr_from:
+        for name, p, kind in cls._attr_from:
             v = args[p] if p >= 0 else outputs[~p]
-            setattr(ctx, name, tuple(v.shape) if sizes else v)
+            setattr(ctx, name, _LAYOUT[kind](v) if kind else v)
         return ctx
 
     @classmethod
@@ -182,8 +188,8 @@ def _setup_for(cls: type) -> Callable:
     lines = []
     if cls._save_from:
         lines.append(f"ctx.save_for_backward({', '.join(source(p) for p in cls._save_from)})")
-    for name, p, sizes in cls._attr_from:
-        lines.append(f"ctx.{name} = tuple({source(p)}.shape)" if sizes else
+    for name, p, kind in cls._attr_from:
+        lines.append(f"ctx.{name} = tuple({source(p)}.{_LAYOUT_CODE[kind]})" if kind else
                      f"ctx.{name} = {source(p)}")
     body = "\n    ".join(lines or ["pass"])
     namespace: dict = {}

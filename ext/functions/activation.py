@@ -14,7 +14,7 @@ from .. import _dtype
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
-from ._builtin import BuiltinFunction, binary_operands, namespace_of, record
+from ._builtin import binary_operands, namespace_of
 from ._op import LINEAR, Overload, declare, dispatch
 from .linalg import column_major
 from .pointwise.arithmetic import scaled
@@ -301,14 +301,14 @@ def _logsumexp_kernel(d: np.ndarray, axes, keepdim: bool) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------- addmm
-class Addmm(BuiltinFunction):
+class Addmm(Overload):
     """beta * bias + alpha * (mat1 @ mat2): the matrices' gradients are those of mm."""
 
     node_name = "AddmmBackward0"
+    args = ("self", "mat1", "mat2", "beta", "alpha")
     saved_fields = ("mat1", "mat2")
     saved_attrs = ("alpha", "beta", "mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes",
                    "mat2_sym_strides")
-    ctx_attrs = ("bias_sizes",)
     tensor_positions = (0, 1, 2)
 
     @staticmethod
@@ -317,72 +317,50 @@ class Addmm(BuiltinFunction):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        bias, m1, m2, beta, alpha = inputs
+        _, m1, m2, ctx.beta, ctx.alpha = inputs
         needs = ctx.needs_input_grad
         # Each matrix is needed only for the other's gradient; a matrix's strides only for its
-        # own (torch leaves the unused ones empty).
+        # own (torch leaves the unused ones empty): saves that depend on the call.
         ctx.save_for_backward(m1 if needs[2] else None, m2 if needs[1] else None)
-        ctx.alpha, ctx.beta = alpha, beta
         ctx.mat1_sym_sizes = tuple(m1.shape)
         ctx.mat1_sym_strides = tuple(m1.stride()) if needs[1] else ()
         ctx.mat2_sym_sizes = tuple(m2.shape)
         ctx.mat2_sym_strides = tuple(m2.stride()) if needs[2] else ()
-        ctx.bias_sizes = tuple(bias.shape)
 
     @staticmethod
     def backward(ctx, grad):
         m1, m2 = ctx.saved_tensors
-        if type(grad) is Tensor and not STATE.grad_enabled:
-            return _addmm_backward_kernel(ctx, grad._data, m1, m2)
         needs = ctx.needs_input_grad
-        alpha, beta = ctx.alpha, ctx.beta
-        gb = g1 = g2 = None
-        if needs[0]:
-            # (a broadcast bias gets it summed by the engine, as torch's sum_to: a view of the
-            # kept-dim sum)
-            gb = scaled(grad, beta)
+        alpha = ctx.alpha
+        # (a broadcast bias gets its gradient summed by the engine, as torch's sum_to)
+        gb = scaled(grad, ctx.beta) if needs[0] else None
+        g1 = g2 = None
         # A matrix's gradient is made in the matrix's own layout, as torch does: the gradient
         # of a transposed (column-major) weight then reaches the weight row-major, with no
         # transposing copy on the way.
         if needs[1]:
             if column_major(ctx.mat1_sym_sizes, ctx.mat1_sym_strides):
-                g1 = m2.mm(grad.t()).t()
+                g1 = scaled(m2.mm(grad.t()).t(), alpha)
             else:
-                g1 = grad.mm(m2.t())
-            g1 = scaled(g1, alpha)
+                g1 = scaled(grad.mm(m2.t()), alpha)
         if needs[2]:
             if column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides):
-                g2 = grad.t().mm(m1).t()
+                g2 = scaled(grad.t().mm(m1).t(), alpha)
             else:
-                g2 = m1.t().mm(grad)
-            g2 = scaled(g2, alpha)
+                g2 = scaled(m1.t().mm(grad), alpha)
         return gb, g1, g2, None, None
 
-
-def _addmm_backward_kernel(ctx, g: np.ndarray, m1: Tensor, m2: Tensor) -> tuple:
-    """Addmm's backward when no graph is being built (no create_graph): the same products as
-    the tensor-op version, straight in NumPy, without a node or a view per step."""
-    needs = ctx.needs_input_grad
-    alpha, beta = ctx.alpha, ctx.beta
-    gb = g1 = g2 = None
-    if needs[0]:
-        b = g if beta == 1 else g * beta
-        gb = wrap(b.sum(0) if _row_bias(ctx.bias_sizes, g.shape) else b)
-    if needs[1]:
-        a = m2._data
-        d = (a @ g.T).T if column_major(ctx.mat1_sym_sizes, ctx.mat1_sym_strides) else g @ a.T
-        g1 = wrap(d if alpha == 1 else d * alpha)
-    if needs[2]:
-        a = m1._data
-        d = (g.T @ a).T if column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides) else a.T @ g
-        g2 = wrap(d if alpha == 1 else d * alpha)
-    return gb, g1, g2, None, None
-
-
-def _row_bias(bias_sizes: tuple, grad_sizes: tuple) -> bool:
-    # A 1-D bias added to every row: its gradient is the column sums, taken here rather than
-    # by the engine's generic reduction of broadcast gradients.
-    return len(bias_sizes) == 1 and grad_sizes[0] != 1 and bias_sizes[0] == grad_sizes[1]
+    @staticmethod
+    def jvp(ctx, tb, t1, t2, _, __):
+        m1, m2 = ctx.saved_tensors
+        # (the products with a missing tangent count as with zeros, as in torch: nan where the
+        # other factor has a nan or inf)
+        prod = (m1.new_zeros(m1.shape) if t1 is None else t1).mm(m2) \
+            + m1.mm(m2.new_zeros(m2.shape) if t2 is None else t2)
+        result = scaled(prod, ctx.alpha)
+        if tb is not None:
+            result = scaled(tb, ctx.beta) + result
+        return result.expand(ctx.mat1_sym_sizes[0], ctx.mat2_sym_sizes[1])
 
 
 def _check_addmm(bias, mat1, mat2) -> None:
@@ -415,7 +393,7 @@ def _check_addmm(bias, mat1, mat2) -> None:
                 f"{list(target)}.  Tensor sizes: {list(b.shape)}")
 
 
-def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * bias + alpha * (mat1 @ mat2), with ``bias`` broadcast to the product's shape."""
     _check_addmm(bias, mat1, mat2)
     out = mat1._data @ mat2._data
@@ -429,11 +407,10 @@ def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tenso
         out += bias._data
     elif beta != 0:
         out += bias._data * beta
-    out = wrap(out)
-    if STATE.grad_enabled and (bias._requires_grad or mat1._requires_grad or mat2._requires_grad) \
-            and out._data.dtype.kind == "f" or STATE.special:
-        record(Addmm, out, (bias, mat1, mat2), (bias, mat1, mat2, beta, alpha))
-    return out
+    return dispatch(Addmm, out, (bias, mat1, mat2, beta, alpha))
+
+
+addmm = declare("addmm", Addmm, function=_addmm)
 
 
 # ---------------------------------------------------------------------------------- nll_loss
@@ -779,5 +756,5 @@ mse_loss_backward = declare("mse_loss_backward", MseLossBackward, function=_mse_
                             methods=(), functions=())
 
 
-METHODS = {"addmm": addmm}
-FUNCTIONS = {"addmm": addmm}
+METHODS: dict = {}
+FUNCTIONS: dict = {}

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from . import activation, indexing, inplace, linalg, reduction, setitem, shape
+from . import indexing, inplace, linalg, reduction, setitem, shape
 from .pointwise import arithmetic, logical, selection, unary
 from .pointwise.selection import where
 
@@ -231,18 +231,6 @@ def _sort(args, out, t):
 
 
 # ---------------------------------------------------------------------------------- activation
-def _addmm(args, out, t):
-    bias, m1, m2, beta, alpha = args
-    terms = []
-    if t[0] is not None:
-        terms.append(t[0] * beta if beta != 1 else t[0])
-    # (the products with a missing tangent count as with zeros, as in torch: nan where the
-    # other factor has a nan or inf)
-    prod = _or_zeros(t[1], m1).mm(m2) + m1.mm(_or_zeros(t[2], m2))
-    terms.append(prod * alpha if alpha != 1 else prod)
-    return _sum(*terms).expand(out.shape)
-
-
 def _mm(mul, zeros: bool = True):
     """The rule of a matrix product ``mul(a, b)``: ``mul(ta, b) + mul(a, tb)``. As in torch, a
     missing tangent takes part as zeros (so a nan or inf in the other factor gives nan), except
@@ -360,7 +348,6 @@ RULES = {
         _or_zeros(t[0], a[0]), a[1],
         _or_zeros(t[2], a[2]) if isinstance(a[2], Tensor) else 0.0, a[3]),
     # softmax family and losses
-    activation.Addmm: _addmm,
 }
 
 
