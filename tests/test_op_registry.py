@@ -11,6 +11,7 @@ import pytest
 import ext
 from ext.functions import _op, activation, reduction, shape
 from ext.functions.nn_ops import activation as nn_activation
+from ext.functions.nn_ops import normalization, sparse
 from ext.functions.pointwise import arithmetic, unary
 
 torch = pytest.importorskip("torch")
@@ -22,6 +23,9 @@ _X = _rng.uniform(0.5, 1.5, (3, 4))
 _Y = np.array([[0.0, 1.5, -0.5, 2.0]] * 3)  # (a zero exponent and a negative one)
 _TARGETS = torch.tensor([0, 2, 1, 2])  # (a torch tensor is a constant argument, no input)
 _W = torch.tensor(_X[0, :3])
+_INDICES = torch.tensor([[0, 2], [1, 2]])
+# (layer_norm's statistics over the last dim of _X, constants of its backward op)
+_STATS = tuple(torch.ops.aten.native_layer_norm(torch.tensor(_X), [4], None, None, 1e-5)[1:])
 
 
 def _t(a):
@@ -75,6 +79,17 @@ CASES = [
     (nn_activation.GeluBackward, (_Y, _X - 1.0, "none")),
     (nn_activation.GeluBackward, (_Y, _X - 1.0, "tanh")),
     (nn_activation.Silu, (_X - 1.0,)),
+    (normalization.NativeLayerNorm, (_X, (4,), _X[0], _Y[0], 1e-5)),
+    (normalization.NativeLayerNorm, (_X, (3, 4), None, None, 1e-3)),
+    (normalization.NativeLayerNormBackward,
+     (_Y, _X, (4,), *_STATS, _X[1], torch.tensor(_Y[0]), (True, True, True))),
+    (normalization.NativeLayerNormBackward,
+     (_Y, _X, (4,), *_STATS, None, None, (True, False, False))),
+    (sparse.Embedding, (_X, _INDICES, -1, False, False)),
+    (sparse.Embedding, (_X, _INDICES, 1, True, False)),
+    (sparse.EmbeddingDenseBackward, (_X[:, :2].reshape(2, 1, 3).repeat(2, 1), _INDICES, 4, -1,
+                                     False)),
+    (sparse.EmbeddingDenseBackward, (_X[:2, :2, None].repeat(3, 2), _INDICES, 3, 2, False)),
 ]
 IDS = [f"{ov.node_name}-{i}" for i, (ov, _) in enumerate(CASES)]
 
@@ -103,7 +118,8 @@ def test_backward_runs_on_torch_tensors_as_torch_differentiates(ov, args):
     expected = torch.autograd.grad(_first(out), inputs, grad)
 
     plain = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
-    outputs = tuple(o.detach() for o in out) if isinstance(out, tuple) else (out.detach(),)
+    outputs = (tuple(None if o is None else o.detach() for o in out) if isinstance(out, tuple)
+               else (out.detach(),))
     needs = tuple(i in where for i in range(len(args)))
     result = ov.backward(ov.ctx_for(plain, outputs, needs), grad)
     result = result if isinstance(result, tuple) else (result,)

@@ -42,9 +42,20 @@ LINEAR = _Rule("linear")
 FLOAT = "float"
 
 _FIRST = (0,)
-# The saved attributes read from an argument's layout: ``<arg>_sym_sizes``, ``<arg>_sym_strides``.
-_LAYOUT = {"_sym_sizes": lambda v: tuple(v.shape), "_sym_strides": lambda v: tuple(v.stride())}
-_LAYOUT_CODE = {"_sym_sizes": "shape", "_sym_strides": "stride()"}
+# The saved attributes read from an argument's layout, as code on the argument: its sizes,
+# strides, and the size of one dim (``<arg>_sym_argsize_<dim>``).
+_LAYOUT = {"_sym_sizes": "tuple({}.shape)", "_sym_strides": "tuple({}.stride())"}
+
+
+def _attr_source(name: str) -> tuple:
+    """The argument a saved attribute ``name`` is read from, and the code that reads it."""
+    for suffix, code in _LAYOUT.items():
+        if name.endswith(suffix):
+            return name[: -len(suffix)], code
+    arg, sep, dim = name.rpartition("_sym_argsize_")
+    if sep:
+        return arg, "{}.shape[" + str(int(dim)) + "]"
+    return name, "{}"
 
 
 class Overload(BuiltinFunction):
@@ -58,8 +69,9 @@ class Overload(BuiltinFunction):
       to;
     - ``saved_fields``: the tensors backward reads, by name (an argument or an output), each shown
       as ``_saved_<name>``; ``saved_attrs``: the non-tensor values, by argument name, and
-      ``<arg>_sym_sizes`` / ``<arg>_sym_strides`` for the shape / strides of an argument; no
-      ``setup_context`` needs writing;
+      ``<arg>_sym_sizes`` / ``<arg>_sym_strides`` / ``<arg>_sym_argsize_<dim>`` for the shape /
+      strides / one size of an argument; ``ctx_attrs`` that name an argument are values backward
+      reads that torch does not show; no ``setup_context`` needs writing;
     - ``non_differentiable``: outputs that get no grad_fn (max's indices);
     - ``is_view``: the result is a view of the first argument (shares its storage and version);
     - ``returns``: the named tuple that a multi-output forward returns;
@@ -97,13 +109,11 @@ class Overload(BuiltinFunction):
         names.update({n: ~i for i, n in enumerate(cls.outputs)})
         cls._save_from = tuple(names[n] for n in cls.saved_fields)
         attrs = []
-        for name in cls.saved_attrs:
-            for kind in _LAYOUT:
-                if name.endswith(kind):
-                    attrs.append((name, names[name[: -len(kind)]], kind))
-                    break
-            else:
-                attrs.append((name, names[name], ""))
+        # (the other ctx attributes that name an argument are read from it too)
+        for name in (*cls.saved_attrs, *(n for n in cls.ctx_attrs if n in names)):
+            arg, code = _attr_source(name)
+            read = None if code == "{}" else eval("lambda v: " + code.format("v"))  # noqa: S307
+            attrs.append((name, names[arg], code, read))
         cls._attr_from = tuple(attrs)
         pos = cls.tensor_positions
         pos = tuple(range(len(cls.args))) if pos is None else tuple(pos)
@@ -132,9 +142,9 @@ class Overload(BuiltinFunction):
         ctx._versions = [saved_version(v) if type(v) is Tensor and v._vc is not None else 0
                          for v in saved]
         ctx._nonleaf = 0
-        for name, p, kind in cls._attr_from:
+        for name, p, _, read in cls._attr_from:
             v = args[p] if p >= 0 else outputs[~p]
-            setattr(ctx, name, _LAYOUT[kind](v) if kind else v)
+            setattr(ctx, name, v if read is None else read(v))
         return ctx
 
     @classmethod
@@ -188,9 +198,8 @@ def _setup_for(cls: type) -> Callable:
     lines = []
     if cls._save_from:
         lines.append(f"ctx.save_for_backward({', '.join(source(p) for p in cls._save_from)})")
-    for name, p, kind in cls._attr_from:
-        lines.append(f"ctx.{name} = tuple({source(p)}.{_LAYOUT_CODE[kind]})" if kind else
-                     f"ctx.{name} = {source(p)}")
+    for name, _p, code, _ in cls._attr_from:
+        lines.append(f"ctx.{name} = {code.format(source(_p))}")
     body = "\n    ".join(lines or ["pass"])
     namespace: dict = {}
     exec(f"def setup_context(ctx, inputs, output):\n    {body}\n", namespace)  # noqa: S102
@@ -199,12 +208,17 @@ def _setup_for(cls: type) -> Callable:
 
 def dispatch(ov: type, data, args: tuple):
     """The result of overload ``ov`` on ``args`` whose kernel gave ``data`` (an array, or a tuple
-    of arrays for several outputs): wrapped, and recorded only when grad mode is on, an input
-    requires grad and the result is floating (the rare modes, forward AD and inference, look at
-    every op)."""
+    of arrays or None for several outputs): wrapped, and recorded only when grad mode is on, an
+    input requires grad and the result is floating (the rare modes, forward AD and inference,
+    look at every op)."""
     if type(data) is tuple:
-        outputs = tuple([wrap(d) for d in data])
+        # (None for an output not computed, as a backward op's unneeded gradient)
+        outputs = tuple([None if d is None else wrap(d) for d in data])
         out = outputs[0]
+        if out is None:
+            out = next((o for o in outputs if o is not None), None)
+            if out is None:
+                return outputs
     else:
         out = wrap(data)
         outputs = None

@@ -15,13 +15,11 @@ import warnings
 
 import numpy as np
 
-from .._state import STATE
-from .._tensor import Tensor, wrap
+from .._tensor import Tensor
 from ..functions import activation as _ops
 from ..functions import nn_ops as _nn_ops
-from ..functions._builtin import record
 from ..functions.inplace import apply_inplace
-from ..functions.shape import UnsafeView
+from ..functions.shape import unsafe_view
 
 __all__ = ["relu", "sigmoid", "tanh", "gelu", "silu", "softmax", "log_softmax", "linear",
            "layer_norm", "dropout", "embedding", "mse_loss", "nll_loss", "cross_entropy"]
@@ -149,10 +147,7 @@ def _matmul(a: Tensor, b: Tensor) -> Tensor:
         product, shape = folded.mm(b), sizes[:-1] + (b.shape[1],)
     else:
         product, shape = folded.mv(b), sizes[:-1]
-    out = wrap(product._data.reshape(shape))
-    if product._requires_grad and STATE.grad_enabled or STATE.special:
-        record(UnsafeView, out, (product,), (product, shape))
-    return out
+    return unsafe_view(product, shape)
 
 
 # ---------------------------------------------------------------------------------- losses
