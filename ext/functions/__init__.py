@@ -28,8 +28,7 @@ from ._builtin import BuiltinFunction, namespace_of
 
 __all__ = ["BuiltinFunction", "namespace_of", "METHODS", "FUNCTIONS", "install_methods"]
 
-_MODULES = (pointwise, reduction, linalg, shape, indexing, setitem, activation, creation,
-            nn_ops)
+_MODULES = (pointwise, reduction, linalg, shape, indexing, setitem, creation)
 
 METHODS: dict = {}
 FUNCTIONS: dict = {}

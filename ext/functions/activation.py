@@ -754,7 +754,3 @@ def _mse_loss(x: Tensor, target: Tensor, reduction=1) -> Tensor:
 mse_loss = declare("mse_loss", MseLoss, function=_mse_loss, methods=(), functions=())
 mse_loss_backward = declare("mse_loss_backward", MseLossBackward, function=_mse_loss_backward,
                             methods=(), functions=())
-
-
-METHODS: dict = {}
-FUNCTIONS: dict = {}

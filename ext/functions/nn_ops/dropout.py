@@ -35,5 +35,4 @@ def _dropout(x: Tensor, p: float, training: bool, inplace: bool = False) -> Tens
     return x.mul_(wrap(mask)) if inplace else x * wrap(mask)
 
 
-# (no node of its own: declared so that the registry lists it)
 dropout = declare("dropout", function=_dropout, methods=(), functions=())
