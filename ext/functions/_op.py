@@ -110,7 +110,8 @@ class Overload(BuiltinFunction):
         cls._save_from = tuple(names[n] for n in cls.saved_fields)
         attrs = []
         # (the other ctx attributes that name an argument are read from it too)
-        for name in (*cls.saved_attrs, *(n for n in cls.ctx_attrs if n in names)):
+        for name in (*cls.saved_attrs,
+                     *(n for n in cls.ctx_attrs if _attr_source(n)[0] in names)):
             arg, code = _attr_source(name)
             read = None if code == "{}" else eval("lambda v: " + code.format("v"))  # noqa: S307
             attrs.append((name, names[arg], code, read))

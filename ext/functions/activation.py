@@ -309,6 +309,7 @@ class Addmm(Overload):
     saved_fields = ("mat1", "mat2")
     saved_attrs = ("alpha", "beta", "mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes",
                    "mat2_sym_strides")
+    ctx_attrs = ("self_sym_sizes",)
     tensor_positions = (0, 1, 2)
 
     @staticmethod
@@ -317,7 +318,8 @@ class Addmm(Overload):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        _, m1, m2, ctx.beta, ctx.alpha = inputs
+        bias, m1, m2, ctx.beta, ctx.alpha = inputs
+        ctx.self_sym_sizes = tuple(bias.shape)
         needs = ctx.needs_input_grad
         # Each matrix is needed only for the other's gradient; a matrix's strides only for its
         # own (torch leaves the unused ones empty): saves that depend on the call.
@@ -332,8 +334,15 @@ class Addmm(Overload):
         m1, m2 = ctx.saved_tensors
         needs = ctx.needs_input_grad
         alpha = ctx.alpha
-        # (a broadcast bias gets its gradient summed by the engine, as torch's sum_to)
-        gb = scaled(grad, ctx.beta) if needs[0] else None
+        gb = None
+        if needs[0]:
+            gb = scaled(grad, ctx.beta)
+            bias = ctx.self_sym_sizes
+            if len(bias) == 1 and grad.shape[0] != 1 and bias[0] == grad.shape[1]:
+                # A 1-D bias added to every row: its gradient is the column sums, taken here
+                # (benchmarks/ops.py: F.linear) rather than by the engine's generic reduction
+                # of a broadcast gradient (torch's sum_to), which gives the same
+                gb = gb.sum(0)
         g1 = g2 = None
         # A matrix's gradient is made in the matrix's own layout, as torch does: the gradient
         # of a transposed (column-major) weight then reaches the weight row-major, with no
