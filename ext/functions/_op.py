@@ -199,8 +199,8 @@ def _setup_for(cls: type) -> Callable:
     lines = []
     if cls._save_from:
         lines.append(f"ctx.save_for_backward({', '.join(source(p) for p in cls._save_from)})")
-    for name, _p, code, _ in cls._attr_from:
-        lines.append(f"ctx.{name} = {code.format(source(_p))}")
+    for name, p, code, _ in cls._attr_from:
+        lines.append(f"ctx.{name} = {code.format(source(p))}")
     body = "\n    ".join(lines or ["pass"])
     namespace: dict = {}
     exec(f"def setup_context(ctx, inputs, output):\n    {body}\n", namespace)  # noqa: S102
