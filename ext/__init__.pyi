@@ -151,7 +151,7 @@ def equal(a: Tensor, b: Tensor) -> bool:
     """True if both have the same shape and the same values (nan is never equal)."""
     ...
 def erf(x: Tensor) -> Tensor:
-    """The error function, elementwise (integers are converted to the default float)."""
+    """erf(x) = 2/√π ∫₀ˣ exp(-t²) dt: d/dx = 2/√π exp(-x²)."""
     ...
 def exp(x: Tensor) -> Tensor:
     """e^x: d/dx = e^x, the result."""

@@ -308,7 +308,7 @@ class Tensor:
         """True if both have the same shape and the same values (nan is never equal)."""
         ...
     def erf(self) -> Tensor:
-        """The error function, elementwise (integers are converted to the default float)."""
+        """erf(x) = 2/√π ∫₀ˣ exp(-t²) dt: d/dx = 2/√π exp(-x²)."""
         ...
     def exp(self) -> Tensor:
         """e^x: d/dx = e^x, the result."""

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 import ext
-from ext.functions import _op, indexing, inplace, reduction, setitem, shape
+from ext.functions import _op, activation, indexing, inplace, reduction, setitem, shape
+from ext.functions.nn_ops import activation as nn_activation
+from ext.functions.nn_ops import normalization, sparse
 from ext.functions.pointwise import arithmetic, selection, unary
 
 torch = pytest.importorskip("torch")
@@ -24,14 +26,15 @@ _COLUMNS = np.array([[0], [3], [3]])
 _INDEX = np.array([[2, 0], [1, 3]])  # (an index tensor: integer, never differentiated)
 _MASK = _X > 1.0  # (a bool array becomes a bool tensor, which gets no gradient)
 _S = _rng.uniform(-2.0, 2.0, (3, 4))  # (both signs)
+_TARGETS = torch.tensor([0, 2, 1, 2])  # (a torch tensor is a constant argument, no input)
+_W = torch.tensor(_X[0, :3])
+_INDICES = torch.tensor([[0, 2], [1, 2]])
+# (layer_norm's statistics over the last dim of _X, constants of its backward op)
+_STATS = tuple(torch.ops.aten.native_layer_norm(torch.tensor(_X), [4], None, None, 1e-5)[1:])
 
 
 def _t(a):
     return torch.tensor(a, dtype=torch.bool if a.dtype == np.bool_ else torch.float64)
-
-
-def _differentiable(a) -> bool:
-    return isinstance(a, torch.Tensor) and a.is_floating_point()
 
 
 # (overload, the forward's arguments: an array becomes a float64 torch tensor)
@@ -153,6 +156,44 @@ CASES = [
     (shape.Stack, (_X, _X * 2, 1)),
     (shape.Cat, (_X, _X[:1], 0)),
     (shape.Flip, (_X, (0, 1))),
+    # softmax family
+    (activation.Softmax, (_X, 1)),
+    (activation.LogSoftmax, (_X, 0)),
+    (activation.SoftmaxBackwardData, (_Y, _X / 4, 1, torch.float64)),
+    (activation.LogSoftmaxBackwardData, (_Y, _X - 2.0, 0, torch.float64)),
+    (activation.Logsumexp, (_X, (1,), False)),
+    (activation.Logsumexp, (_X, (0, 1), True)),
+    (activation.Addmm, (_X[0], _X[:, :3], _Y, 1, 1)),
+    (activation.Addmm, (_X[:, :1], _X[:, :3], _Y, 0.5, 2.0)),
+    (activation.Addmm, (_X, _X[:, :3], _Y, 2, 1)),
+    # losses
+    (activation.NllLoss, (_X.T, _TARGETS, None, 1, -100)),
+    (activation.NllLoss, (_X.T, _TARGETS, _W, 2, 1)),
+    (activation.NllLoss, (_X.T, _TARGETS, None, 0, 2)),
+    (activation.NllLossBackward, (_X[0], _X.T, _TARGETS, None, 0, -100, _t(_X[0, 0]))),
+    (activation.NllLossBackward, (np.array(_X[0, 0]), _X.T, _TARGETS, _W, 1, 1, _t(_X[0, 1]))),
+    (activation.MseLoss, (_X, _Y, 1)),
+    (activation.MseLoss, (_X, _Y, 0)),
+    (activation.MseLossBackward, (_X, _Y, _X - 1.0, 0)),
+    (activation.MseLossBackward, (np.array(_X[0, 0]), _Y, _X - 1.0, 2)),
+    # nn activations
+    (nn_activation.Erf, (_X - 1.0,)),
+    (nn_activation.Gelu, (_X - 1.0, "none")),
+    (nn_activation.Gelu, (_X - 1.0, "tanh")),
+    (nn_activation.GeluBackward, (_Y, _X - 1.0, "none")),
+    (nn_activation.GeluBackward, (_Y, _X - 1.0, "tanh")),
+    (nn_activation.Silu, (_X - 1.0,)),
+    (normalization.NativeLayerNorm, (_X, (4,), _X[0], _Y[0], 1e-5)),
+    (normalization.NativeLayerNorm, (_X, (3, 4), None, None, 1e-3)),
+    (normalization.NativeLayerNormBackward,
+     (_Y, _X, (4,), *_STATS, _X[1], torch.tensor(_Y[0]), (True, True, True))),
+    (normalization.NativeLayerNormBackward,
+     (_Y, _X, (4,), *_STATS, None, None, (True, False, False))),
+    (sparse.Embedding, (_X, _INDICES, -1, False, False)),
+    (sparse.Embedding, (_X, _INDICES, 1, True, False)),
+    (sparse.EmbeddingDenseBackward, (_X[:, :2].reshape(2, 1, 3).repeat(2, 1), _INDICES, 4, -1,
+                                     False)),
+    (sparse.EmbeddingDenseBackward, (_X[:2, :2, None].repeat(3, 2), _INDICES, 3, 2, False)),
 ]
 IDS = [f"{ov.node_name}-{i}" for i, (ov, _) in enumerate(CASES)]
 
@@ -169,36 +210,44 @@ def _torch_arg(a):
     return torch.tensor(a) if a.dtype.kind in "biu" else _t(a)
 
 
+def _inputs(args) -> list:
+    """The differentiable inputs, by position: the float arrays (an integer or bool array is an
+    index tensor or a mask, a list an index list, and a torch tensor given as it is, such as
+    class targets, a constant argument)."""
+    return [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+
+
 def _first(out):
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
 @pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
 def test_backward_runs_on_torch_tensors_as_torch_differentiates(ov, args):
+    where = _inputs(args)
     args = _torch_args(args)
-    inputs = [a.requires_grad_() for a in args if _differentiable(a)]
+    inputs = [args[i].requires_grad_() for i in where]
     out = ov.forward(*args)
     grad = _t(_rng.uniform(0.5, 1.5, tuple(_first(out).shape)))
     expected = torch.autograd.grad(_first(out), inputs, grad)
 
     plain = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
-    outputs = tuple(o.detach() for o in out) if isinstance(out, (tuple, list)) else \
-        (out.detach(),)
-    needs = tuple(_differentiable(a) for a in args)
+    outputs = (tuple(None if o is None else o.detach() for o in out)
+               if isinstance(out, (tuple, list)) else (out.detach(),))
+    needs = tuple(i in where for i in range(len(args)))
     # (the other outputs of a multi-output op get no gradient)
     result = ov.backward(ov.ctx_for(plain, outputs, needs), grad, *[None] * (len(outputs) - 1))
     result = result if isinstance(result, tuple) else (result,)
-    got = [g for g, a in zip(result, args) if _differentiable(a)]
+    got = [result[i] for i in where]
     for g, e in zip(got, expected):
         assert type(g) is torch.Tensor
-        # (the engine sums a broadcast gradient to its input's shape, as torch's formulas do)
+        # (the engine sums a broadcast input's gradient to its shape, as torch's does)
         torch.testing.assert_close(g.sum_to_size(e.shape), e, equal_nan=True)
 
 
 @pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
 def test_forward_rule_runs_on_torch_tensors_as_torch_func_jvp(ov, args):
+    where = _inputs(args)
     args = _torch_args(args)
-    where = [i for i, a in enumerate(args) if _differentiable(a)]
     tangents = [_t(_rng.uniform(-1.0, 1.0, tuple(args[i].shape))) for i in where]
 
     def f(*tensors):
@@ -207,14 +256,15 @@ def test_forward_rule_runs_on_torch_tensors_as_torch_func_jvp(ov, args):
             full[i] = t
         return _first(ov.forward(*full))
 
-    # (copies: torch's rule for _index_put_impl writes into self's tangent)
+    # (copies of the tangents: torch's rule for _index_put_impl writes into self's)
     _, expected = torch.func.jvp(f, tuple(args[i] for i in where),
                                  tuple(t.clone() for t in tangents))
     per_arg = [None] * len(args)
     for i, t in zip(where, tangents):
         per_arg[i] = t
     out = ov.forward(*args)
-    got = _first(ov.tangents(args, tuple(out) if isinstance(out, tuple) else out, tuple(per_arg)))
+    got = _first(ov.tangents(args, tuple(out) if isinstance(out, (tuple, list)) else out,
+                             tuple(per_arg)))
     assert type(got) is torch.Tensor
     torch.testing.assert_close(got.expand(expected.shape), expected, equal_nan=True)
 

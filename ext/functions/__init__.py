@@ -66,7 +66,7 @@ from .dropin import (  # the drop-in pack (docs/pack.md)
 __all__ = ["BuiltinFunction", "namespace_of", "METHODS", "FUNCTIONS", "install",
            *dropin.FUNCTIONS, *dropin.CLASSES]
 
-_MODULES = (pointwise, reduction, linalg, indexing, setitem, activation, creation, nn_ops)
+_MODULES = (pointwise, reduction, linalg, indexing, setitem, creation)
 
 METHODS: dict = {}
 FUNCTIONS: dict = {}

@@ -47,6 +47,24 @@ JOINTLY_LINEAR = _Rule("jointly linear")
 FLOAT = "float"
 
 _FIRST = (0,)
+# The saved attributes read from an argument's layout, as code on the argument: its sizes,
+# strides, and the size of one dim (``<arg>_sym_argsize_<dim>``).
+_LAYOUT = {"_sym_sizes": "tuple({}.shape)", "_sym_strides": "tuple({}.stride())",
+           "_sym_numel": "{}.numel()"}
+
+
+def _attr_source(name: str, names: dict) -> tuple:
+    """The argument a saved attribute ``name`` is read from (one of ``names``), and the code
+    that reads it."""
+    for suffix, code in _LAYOUT.items():
+        if name.endswith(suffix):
+            return name[: -len(suffix)], code
+    arg, sep, dim = name.rpartition("_sym_argsize_")
+    if sep:
+        return arg, "{}.shape[" + str(int(dim)) + "]"
+    if name not in names and name.endswith("_dim") and name[: -len("_dim")] in names:
+        return name[: -len("_dim")], "{}.dim()"
+    return name, "{}"
 
 
 class Overload(BuiltinFunction):
@@ -60,8 +78,10 @@ class Overload(BuiltinFunction):
       to;
     - ``saved_fields``: the tensors backward reads, by name (an argument or an output), each shown
       as ``_saved_<name>``; ``saved_attrs``: the non-tensor values, by argument name, and
-      ``<arg>_sym_sizes`` / ``<arg>_sym_numel`` / ``<arg>_dim`` for the shape / number of
-      elements / number of dims of an argument; ``saved_list``: an argument that is a list of
+      ``<arg>_sym_sizes`` / ``<arg>_sym_strides`` / ``<arg>_sym_numel`` /
+      ``<arg>_sym_argsize_<dim>`` / ``<arg>_dim`` for the shape / strides / number of elements /
+      one size / number of dims of an argument; ``ctx_attrs`` that name an argument are values
+      backward reads that torch does not show; ``saved_list``: an argument that is a list of
       tensors (index's ``indices``), saved tensor by tensor after ``saved_fields`` and shown
       whole; no ``setup_context`` needs writing;
     - ``non_differentiable``: outputs that get no grad_fn (max's indices);
@@ -124,10 +144,12 @@ class Overload(BuiltinFunction):
         if cls.saved_list is not None:
             cls._list_from = names[cls.saved_list]
         attrs = []
-        for name in cls.saved_attrs:
-            kind = name[name.find("_sym_"):] if "_sym_" in name else \
-                "_dim" if name not in names and name.endswith("_dim") else ""
-            attrs.append((name, names[name[: len(name) - len(kind)]], kind))
+        # (the other ctx attributes that name an argument are read from it too)
+        for name in (*cls.saved_attrs,
+                     *(n for n in cls.ctx_attrs if _attr_source(n, names)[0] in names)):
+            arg, code = _attr_source(name, names)
+            read = None if code == "{}" else eval("lambda v: " + code.format("v"))  # noqa: S307
+            attrs.append((name, names[arg], code, read))
         cls._attr_from = tuple(attrs)
         pos = cls.tensor_positions
         pos = tuple(range(len(cls.args))) if pos is None else tuple(pos)
@@ -168,10 +190,9 @@ class Overload(BuiltinFunction):
         if not cls._derived:  # (a hand-written one: its saves are not stated by name)
             cls.setup_context(ctx, args, outputs if len(outputs) > 1 else outputs[0])
             return ctx
-        for name, p, kind in cls._attr_from:
+        for name, p, _, read in cls._attr_from:
             v = args[p] if p >= 0 else outputs[~p]
-            setattr(ctx, name, tuple(v.shape) if kind == "_sym_sizes" else
-                    v.numel() if kind == "_sym_numel" else v.dim() if kind else v)
+            setattr(ctx, name, v if read is None else read(v))
         return ctx
 
     @classmethod
@@ -230,10 +251,6 @@ class Overload(BuiltinFunction):
         return fn(*args)
 
 
-# A saved attribute's value from its argument: the argument itself, or its shape or its
-# number of elements for ``<arg>_sym_sizes`` and ``<arg>_sym_numel`` (torch's names).
-_DERIVED = {"": "{}", "_sym_sizes": "tuple({}.shape)", "_sym_numel": "{}.numel()",
-            "_dim": "{}.dim()"}
 
 
 def _setup_for(cls: type) -> Callable:
@@ -253,8 +270,8 @@ def _setup_for(cls: type) -> Callable:
         saved.append(f"*{source(cls._list_from)}")
     if saved:
         lines.append(f"ctx.save_for_backward({', '.join(saved)})")
-    for name, p, kind in cls._attr_from:
-        lines.append(f"ctx.{name} = " + _DERIVED[kind].format(source(p)))
+    for name, p, code, _ in cls._attr_from:
+        lines.append(f"ctx.{name} = {code.format(source(p))}")
     body = "\n    ".join(lines or ["pass"])
     namespace: dict = {}
     exec(f"def setup_context(ctx, inputs, output):\n    {body}\n", namespace)  # noqa: S102
@@ -263,12 +280,17 @@ def _setup_for(cls: type) -> Callable:
 
 def dispatch(ov: type, data, args: tuple):
     """The result of overload ``ov`` on ``args`` whose kernel gave ``data`` (an array, or a tuple
-    of arrays for several outputs): wrapped, and recorded only when grad mode is on, an input
-    requires grad and the result is floating (the rare modes, forward AD and inference, look at
-    every op)."""
+    of arrays or None for several outputs): wrapped, and recorded only when grad mode is on, an
+    input requires grad and the result is floating (the rare modes, forward AD and inference,
+    look at every op)."""
     if type(data) is tuple:
-        outputs = tuple([wrap(d) for d in data])
+        # (None for an output not computed, as a backward op's unneeded gradient)
+        outputs = tuple([None if d is None else wrap(d) for d in data])
         out = outputs[0]
+        if out is None:
+            out = next((o for o in outputs if o is not None), None)
+            if out is None:
+                return outputs
     else:
         out = wrap(data)
         if ov._plain and not STATE.special:

@@ -14,13 +14,14 @@ from .. import _dtype
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
-from ._builtin import BuiltinFunction, binary_operands, namespace_of, record
+from ._builtin import binary_operands, namespace_of
+from ._op import LINEAR, Overload, declare, dispatch
 from .linalg import column_major
 from .pointwise.arithmetic import scaled
 from .shape import wrap_dims
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "addmm", "nll_loss", "mse_loss",
-           "masked_fill_zero", "target_hits", "REDUCTIONS"]
+           "target_hits", "REDUCTIONS"]
 
 # torch's enum of reduction modes, which the loss nodes show as ``_saved_reduction``.
 REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -38,120 +39,105 @@ def _not_implemented(kernel: str, d: np.ndarray) -> NotImplementedError:
 
 
 def _sum_back(t: Tensor, dims, ndim: int) -> Tensor:
-    """Put back, as size-1 dims, the ``dims`` that a reduction without keepdim removed."""
-    for d in sorted(_wrap_dim(d, ndim) for d in dims):
+    """Put back, as size-1 dims, the ``dims`` (an int or a tuple) that a reduction without
+    keepdim removed."""
+    for d in sorted(_wrap_dim(d, ndim) for d in ((dims,) if isinstance(dims, int) else dims)):
         t = t.unsqueeze(d)
     return t
 
 
 # ---------------------------------------------------------------------------------- softmax
-class Softmax(BuiltinFunction):
-    """softmax(x) along ``dim``: dx = y * (grad - sum(grad * y)), with y the result."""
-
-    node_name = "SoftmaxBackward0"
-    saved_fields = ("result",)
-    saved_attrs = ("dim",)
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim):
-        return x.softmax(dim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output)
-        ctx.dim = inputs[1]
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return softmax_backward_data(grad, y, ctx.dim), None
-
-
-class LogSoftmax(BuiltinFunction):
-    """log_softmax(x) along ``dim``: dx = grad - exp(y) * sum(grad), with y the result."""
-
-    node_name = "LogSoftmaxBackward0"
-    saved_fields = ("result",)
-    saved_attrs = ("dim",)
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim):
-        return x.log_softmax(dim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output)
-        ctx.dim = inputs[1]
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return log_softmax_backward_data(grad, y, ctx.dim), None
-
-
 def _total(t, dim: int):
     # The sum over the softmax dim, kept (a 0-d tensor is its own sum).
     return t.sum(dim, keepdim=True) if t.dim() else t
 
 
-class SoftmaxBackwardData(BuiltinFunction):
-    """softmax's gradient as one op, f(g, y) = y * g - y * sum(y * g) with y softmax's result,
-    so that differentiating it again reads as torch's node. Its own gradients:
-    d/dg = f(gg, y), d/dy = gg * g - gg * sum(y * g) - g * sum(gg * y)."""
+class Softmax(Overload):
+    """softmax(x) along ``dim``: dx = y * (grad - sum(grad * y)), with y the result."""
+
+    node_name = "SoftmaxBackward0"
+    args = ("self", "dim")
+    saved_fields = ("result",)
+    saved_attrs = ("dim",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return namespace_of(grad).ops.aten._softmax_backward_data(grad, y, ctx.dim, y.dtype), None
+
+    @staticmethod
+    def jvp(ctx, t, _):
+        (y,) = ctx.saved_tensors
+        return y * (t - _total(y * t, ctx.dim))
+
+
+class LogSoftmax(Overload):
+    """log_softmax(x) along ``dim``: dx = grad - exp(y) * sum(grad), with y the result."""
+
+    node_name = "LogSoftmaxBackward0"
+    args = ("self", "dim")
+    saved_fields = ("result",)
+    saved_attrs = ("dim",)
+    tensor_positions = (0,)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return (namespace_of(grad).ops.aten._log_softmax_backward_data(grad, y, ctx.dim, y.dtype),
+                None)
+
+    @staticmethod
+    def jvp(ctx, t, _):
+        (y,) = ctx.saved_tensors
+        return t - _total(y.exp() * t, ctx.dim)
+
+
+class SoftmaxBackwardData(Overload):
+    """softmax's gradient as one op (torch's ``_softmax_backward_data``), f(g, y) = y * g -
+    y * sum(y * g) with y softmax's result. Its own gradients: d/dg = f(gg, y),
+    d/dy = gg * g - gg * sum(y * g) - g * sum(gg * y)."""
 
     node_name = "SoftmaxBackwardDataBackward0"
+    args = ("grad_output", "output", "dim", "input_dtype")
     saved_fields = ("grad_output", "output")
     saved_attrs = ("dim",)
     tensor_positions = (0, 1)
 
     @staticmethod
-    def forward(grad, y, dim):
-        return softmax_backward_data(grad, y, dim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        grad, y, ctx.dim = inputs
-        ctx.save_for_backward(grad, y)
-
-    @staticmethod
     def backward(ctx, gg):
         grad, y = ctx.saved_tensors
-        dgrad = softmax_backward_data(gg, y, ctx.dim) if ctx.needs_input_grad[0] else None
-        dy = None
+        dim = ctx.dim
+        dgrad = dy = None
+        if ctx.needs_input_grad[0]:
+            dgrad = namespace_of(gg).ops.aten._softmax_backward_data(gg, y, dim, y.dtype)
         if ctx.needs_input_grad[1]:
-            dy = gg * grad - gg * _total(y * grad, ctx.dim) - grad * _total(gg * y, ctx.dim)
-        return dgrad, dy, None
+            dy = gg * grad - gg * _total(y * grad, dim) - grad * _total(gg * y, dim)
+        return dgrad, dy, None, None
 
     @staticmethod
-    def jvp(args, out, tangents):
-        grad, y, dim = args
-        tg, ty, _ = tangents
-        result = None if tg is None else softmax_backward_data(tg, y, dim)
+    def jvp(ctx, tg, ty, _, __):
+        grad, y = ctx.saved_tensors
+        dim = ctx.dim
+        result = None
+        if tg is not None:
+            result = namespace_of(tg).ops.aten._softmax_backward_data(tg, y, dim, y.dtype)
         if ty is not None:
             term = ty * grad - ty * _total(y * grad, dim) - y * _total(ty * grad, dim)
             result = term if result is None else result + term
         return result
 
 
-class LogSoftmaxBackwardData(BuiltinFunction):
-    """log_softmax's gradient as one op, f(g, y) = g - exp(y) * sum(g) with y log_softmax's
-    result. Its own gradients: d/dg = gg - sum(gg * exp(y)), d/dy = -gg * exp(y) * sum(g)."""
+class LogSoftmaxBackwardData(Overload):
+    """log_softmax's gradient as one op (torch's ``_log_softmax_backward_data``), f(g, y) =
+    g - exp(y) * sum(g) with y log_softmax's result. Its own gradients:
+    d/dg = gg - sum(gg * exp(y)), d/dy = -gg * exp(y) * sum(g)."""
 
     node_name = "LogSoftmaxBackwardDataBackward0"
+    args = ("grad_output", "output", "dim", "input_dtype")
     saved_fields = ("grad_output", "output")
     saved_attrs = ("dim",)
     tensor_positions = (0, 1)
-
-    @staticmethod
-    def forward(grad, y, dim):
-        return log_softmax_backward_data(grad, y, dim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        grad, y, ctx.dim = inputs
-        ctx.save_for_backward(grad, y)
 
     @staticmethod
     def backward(ctx, gg):
@@ -161,43 +147,29 @@ class LogSoftmaxBackwardData(BuiltinFunction):
             dgrad = gg - _total(gg * y.exp(), ctx.dim)
         if ctx.needs_input_grad[1]:
             dy = -gg * y.exp() * _total(grad, ctx.dim)
-        return dgrad, dy, None
+        return dgrad, dy, None, None
 
     @staticmethod
-    def jvp(args, out, tangents):
-        grad, y, dim = args
-        tg, ty, _ = tangents
+    def jvp(ctx, tg, ty, _, __):
+        grad, y = ctx.saved_tensors
         e = y.exp()
-        result = None if tg is None else tg - e * _total(tg, dim)
+        result = None if tg is None else tg - e * _total(tg, ctx.dim)
         if ty is not None:
-            term = -e * ty * _total(grad, dim)
+            term = -e * ty * _total(grad, ctx.dim)
             result = term if result is None else result + term
         return result
 
 
-def softmax_backward_data(grad, y, dim: int):
-    """The gradient of softmax's input for ``grad``, given its result ``y`` (recorded as one
-    node when either requires grad)."""
-    if type(grad) is not Tensor:
-        gy = grad * y
-        return gy - y * _total(gy, dim)
+def _softmax_backward_data(grad: Tensor, y: Tensor, dim: int, input_dtype) -> Tensor:
     gy = grad._data * y._data
-    out = wrap(_contiguous(gy - y._data * _sum_along(gy, dim)))
-    if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
-        record(SoftmaxBackwardData, out, (grad, y), (grad, y, dim))
-    return out
+    d = _contiguous(gy - y._data * _sum_along(gy, dim))
+    return dispatch(SoftmaxBackwardData, d, (grad, y, dim, input_dtype))
 
 
-def log_softmax_backward_data(grad, y, dim: int):
-    """The gradient of log_softmax's input for ``grad``, given its result ``y`` (recorded as one
-    node when either requires grad)."""
-    if type(grad) is not Tensor:
-        return grad - y.exp() * _total(grad, dim)
+def _log_softmax_backward_data(grad: Tensor, y: Tensor, dim: int, input_dtype) -> Tensor:
     g = grad._data
-    out = wrap(_contiguous(g - np.exp(y._data) * _sum_along(g, dim)))
-    if STATE.grad_enabled and (grad._requires_grad or y._requires_grad) or STATE.special:
-        record(LogSoftmaxBackwardData, out, (grad, y), (grad, y, dim))
-    return out
+    d = _contiguous(g - np.exp(y._data) * _sum_along(g, dim))
+    return dispatch(LogSoftmaxBackwardData, d, (grad, y, dim, input_dtype))
 
 
 def _sum_along(d: np.ndarray, dim: int) -> np.ndarray:
@@ -234,53 +206,44 @@ def _contiguous(d: np.ndarray, dtype: np.dtype | None = None) -> np.ndarray:
     return d.astype(d.dtype if dtype is None else dtype, order="C", copy=False)
 
 
-def softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
+def _softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` converts the input first."""
     x, d, axis = _softmax_input(x, dim, dtype, "softmax")
     if d.size == 0:
-        out = wrap(d.copy())
-    else:
-        e = np.exp(_shifted(d, axis))
-        e /= e.sum(axis=axis, keepdims=True) if e.ndim else e
-        out = wrap(_contiguous(e, d.dtype))
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(Softmax, out, (x,), (x, dim))
-    return out
+        return dispatch(Softmax, d.copy(), (x, dim))
+    e = np.exp(_shifted(d, axis))
+    e /= e.sum(axis=axis, keepdims=True) if e.ndim else e
+    return dispatch(Softmax, _contiguous(e, d.dtype), (x, dim))
 
 
-def log_softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
+def _log_softmax(x: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     """log(softmax(x)) along ``dim``, computed without forming softmax (no log of 0)."""
     x, d, axis = _softmax_input(x, dim, dtype, "log_softmax")
     if d.size == 0:
-        out = wrap(d.copy())
-    else:
-        z = _shifted(d, axis)
-        z -= np.log(np.exp(z).sum(axis=axis, keepdims=True) if z.ndim else np.exp(z))
-        out = wrap(_contiguous(z, d.dtype))
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(LogSoftmax, out, (x,), (x, dim))
-    return out
+        return dispatch(LogSoftmax, d.copy(), (x, dim))
+    z = _shifted(d, axis)
+    z -= np.log(np.exp(z).sum(axis=axis, keepdims=True) if z.ndim else np.exp(z))
+    return dispatch(LogSoftmax, _contiguous(z, d.dtype), (x, dim))
+
+
+softmax = declare("softmax", Softmax, function=_softmax)
+log_softmax = declare("log_softmax", LogSoftmax, function=_log_softmax)
+softmax_backward_data = declare("_softmax_backward_data", SoftmaxBackwardData,
+                                function=_softmax_backward_data, methods=(), functions=())
+log_softmax_backward_data = declare("_log_softmax_backward_data", LogSoftmaxBackwardData,
+                                    function=_log_softmax_backward_data, methods=(),
+                                    functions=())
 
 
 # ---------------------------------------------------------------------------------- logsumexp
-class Logsumexp(BuiltinFunction):
+class Logsumexp(Overload):
     """log(sum(exp(x))) over ``dim``: dx = grad * exp(x - result)."""
 
     node_name = "LogsumexpBackward0"
+    args = ("self", "dim", "keepdim")
     saved_fields = ("self", "result")
     saved_attrs = ("dim", "keepdim")
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, dim, keepdim=False):
-        return x.logsumexp(dim, keepdim=keepdim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0], output)
-        dim = inputs[1]
-        ctx.dim = (dim,) if isinstance(dim, int) else tuple(dim)
-        ctx.keepdim = inputs[2]
 
     @staticmethod
     def backward(ctx, grad):
@@ -290,8 +253,17 @@ class Logsumexp(BuiltinFunction):
             result = _sum_back(result, ctx.dim, x.dim())
         return grad * (x - result).exp(), None, None
 
+    @staticmethod
+    def jvp(ctx, t, _, __):
+        # torch's logsumexp_jvp: sum(e * t) / sum(e) with e = exp(x - amax(x)), so that an
+        # empty reduction gives 0 / 0 = nan.
+        x, _ = ctx.saved_tensors
+        dims = tuple(range(x.dim())) if ctx.dim == () else ctx.dim
+        e = (x - x.amax(dims, keepdim=True)).exp() if x.numel() else x.exp()
+        return (e * t).sum(dims, keepdim=ctx.keepdim) / e.sum(dims, keepdim=ctx.keepdim)
 
-def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
+
+def _logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) over ``dim`` (an int or a tuple of ints), without overflow."""
     _check_tensor(x, "logsumexp")
     d = x._data
@@ -303,10 +275,10 @@ def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
         raise RuntimeError(f"output with shape [] doesn't match the broadcast shape "
                            f"{[1] * d.ndim}")
     axes = tuple(sorted(wrap_dims(dims, d.ndim)))
-    out = wrap(_logsumexp_kernel(d, axes, keepdim))
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(Logsumexp, out, (x,), (x, dim, keepdim))
-    return out
+    return dispatch(Logsumexp, _logsumexp_kernel(d, axes, keepdim), (x, dims, keepdim))
+
+
+logsumexp = declare("logsumexp", Logsumexp, function=_logsumexp)
 
 
 def _logsumexp_kernel(d: np.ndarray, axes, keepdim: bool) -> np.ndarray:
@@ -329,14 +301,15 @@ def _logsumexp_kernel(d: np.ndarray, axes, keepdim: bool) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------- addmm
-class Addmm(BuiltinFunction):
+class Addmm(Overload):
     """beta * bias + alpha * (mat1 @ mat2): the matrices' gradients are those of mm."""
 
     node_name = "AddmmBackward0"
+    args = ("self", "mat1", "mat2", "beta", "alpha")
     saved_fields = ("mat1", "mat2")
     saved_attrs = ("alpha", "beta", "mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes",
                    "mat2_sym_strides")
-    ctx_attrs = ("bias_sizes",)
+    ctx_attrs = ("self_sym_sizes",)
     tensor_positions = (0, 1, 2)
 
     @staticmethod
@@ -345,72 +318,58 @@ class Addmm(BuiltinFunction):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        bias, m1, m2, beta, alpha = inputs
+        bias, m1, m2, ctx.beta, ctx.alpha = inputs
+        ctx.self_sym_sizes = tuple(bias.shape)
         needs = ctx.needs_input_grad
         # Each matrix is needed only for the other's gradient; a matrix's strides only for its
-        # own (torch leaves the unused ones empty).
+        # own (torch leaves the unused ones empty): saves that depend on the call.
         ctx.save_for_backward(m1 if needs[2] else None, m2 if needs[1] else None)
-        ctx.alpha, ctx.beta = alpha, beta
         ctx.mat1_sym_sizes = tuple(m1.shape)
         ctx.mat1_sym_strides = tuple(m1.stride()) if needs[1] else ()
         ctx.mat2_sym_sizes = tuple(m2.shape)
         ctx.mat2_sym_strides = tuple(m2.stride()) if needs[2] else ()
-        ctx.bias_sizes = tuple(bias.shape)
 
     @staticmethod
     def backward(ctx, grad):
         m1, m2 = ctx.saved_tensors
-        if type(grad) is Tensor and not STATE.grad_enabled:
-            return _addmm_backward_kernel(ctx, grad._data, m1, m2)
         needs = ctx.needs_input_grad
-        alpha, beta = ctx.alpha, ctx.beta
-        gb = g1 = g2 = None
+        alpha = ctx.alpha
+        gb = None
         if needs[0]:
-            # (a broadcast bias gets it summed by the engine, as torch's sum_to: a view of the
-            # kept-dim sum)
-            gb = scaled(grad, beta)
+            gb = scaled(grad, ctx.beta)
+            bias = ctx.self_sym_sizes
+            if len(bias) == 1 and grad.shape[0] != 1 and bias[0] == grad.shape[1]:
+                # A 1-D bias added to every row: its gradient is the column sums, taken here as
+                # torch's sum_to takes them (benchmarks/ops.py: F.linear; the engine's generic
+                # reduction of a broadcast gradient cost a third of the backward)
+                gb = gb.sum(0, keepdim=True).view(bias)
+        g1 = g2 = None
         # A matrix's gradient is made in the matrix's own layout, as torch does: the gradient
         # of a transposed (column-major) weight then reaches the weight row-major, with no
         # transposing copy on the way.
         if needs[1]:
             if column_major(ctx.mat1_sym_sizes, ctx.mat1_sym_strides):
-                g1 = m2.mm(grad.t()).t()
+                g1 = scaled(m2.mm(grad.t()).t(), alpha)
             else:
-                g1 = grad.mm(m2.t())
-            g1 = scaled(g1, alpha)
+                g1 = scaled(grad.mm(m2.t()), alpha)
         if needs[2]:
             if column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides):
-                g2 = grad.t().mm(m1).t()
+                g2 = scaled(grad.t().mm(m1).t(), alpha)
             else:
-                g2 = m1.t().mm(grad)
-            g2 = scaled(g2, alpha)
+                g2 = scaled(m1.t().mm(grad), alpha)
         return gb, g1, g2, None, None
 
-
-def _addmm_backward_kernel(ctx, g: np.ndarray, m1: Tensor, m2: Tensor) -> tuple:
-    """Addmm's backward when no graph is being built (no create_graph): the same products as
-    the tensor-op version, straight in NumPy, without a node or a view per step."""
-    needs = ctx.needs_input_grad
-    alpha, beta = ctx.alpha, ctx.beta
-    gb = g1 = g2 = None
-    if needs[0]:
-        b = g if beta == 1 else g * beta
-        gb = wrap(b.sum(0) if _row_bias(ctx.bias_sizes, g.shape) else b)
-    if needs[1]:
-        a = m2._data
-        d = (a @ g.T).T if column_major(ctx.mat1_sym_sizes, ctx.mat1_sym_strides) else g @ a.T
-        g1 = wrap(d if alpha == 1 else d * alpha)
-    if needs[2]:
-        a = m1._data
-        d = (g.T @ a).T if column_major(ctx.mat2_sym_sizes, ctx.mat2_sym_strides) else a.T @ g
-        g2 = wrap(d if alpha == 1 else d * alpha)
-    return gb, g1, g2, None, None
-
-
-def _row_bias(bias_sizes: tuple, grad_sizes: tuple) -> bool:
-    # A 1-D bias added to every row: its gradient is the column sums, taken here rather than
-    # by the engine's generic reduction of broadcast gradients.
-    return len(bias_sizes) == 1 and grad_sizes[0] != 1 and bias_sizes[0] == grad_sizes[1]
+    @staticmethod
+    def jvp(ctx, tb, t1, t2, _, __):
+        m1, m2 = ctx.saved_tensors
+        # (the products with a missing tangent count as with zeros, as in torch: nan where the
+        # other factor has a nan or inf)
+        prod = (m1.new_zeros(m1.shape) if t1 is None else t1).mm(m2) \
+            + m1.mm(m2.new_zeros(m2.shape) if t2 is None else t2)
+        result = scaled(prod, ctx.alpha)
+        if tb is not None:
+            result = scaled(tb, ctx.beta) + result
+        return result.expand(ctx.mat1_sym_sizes[0], ctx.mat2_sym_sizes[1])
 
 
 def _check_addmm(bias, mat1, mat2) -> None:
@@ -443,7 +402,7 @@ def _check_addmm(bias, mat1, mat2) -> None:
                 f"{list(target)}.  Tensor sizes: {list(b.shape)}")
 
 
-def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * bias + alpha * (mat1 @ mat2), with ``bias`` broadcast to the product's shape."""
     _check_addmm(bias, mat1, mat2)
     out = mat1._data @ mat2._data
@@ -457,34 +416,22 @@ def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tenso
         out += bias._data
     elif beta != 0:
         out += bias._data * beta
-    out = wrap(out)
-    if STATE.grad_enabled and (bias._requires_grad or mat1._requires_grad or mat2._requires_grad) \
-            and out._data.dtype.kind == "f" or STATE.special:
-        record(Addmm, out, (bias, mat1, mat2), (bias, mat1, mat2, beta, alpha))
-    return out
+    return dispatch(Addmm, out, (bias, mat1, mat2, beta, alpha))
+
+
+addmm = declare("addmm", Addmm, function=_addmm)
 
 
 # ---------------------------------------------------------------------------------- nll_loss
-def target_hits(target, n_classes: int, ignore_index: int):
+def target_hits(target: Tensor, n_classes: int, ignore_index: int) -> Tensor:
     """A bool tensor, True at each sample's target class (rows of ignored samples all False):
-    (N, C) for targets (N,), (C,) for a 0-d target. Not differentiable: ext builds it with one
-    NumPy comparison, torch with tensor ops."""
-    if type(target) is Tensor:
-        t = target._data
-        hits = np.arange(n_classes) == t[..., None]
-        if 0 <= ignore_index < n_classes:
-            hits &= (t != ignore_index)[..., None]
-        return wrap(hits)
-    hits = namespace_of(target).arange(n_classes) == target.unsqueeze(-1)
+    (N, C) for targets (N,), (C,) for a 0-d target. Not differentiable."""
+    t = target._data
+    hits = np.arange(n_classes) == t[..., None]
     if 0 <= ignore_index < n_classes:
         # An ignore_index outside the classes matches no column; one inside must be masked.
-        hits = hits * (target != ignore_index).unsqueeze(-1)
-    return hits
-
-
-def _sample_target(x, target):
-    # A 1-D input is one sample: its target may be 0-d or of size 1.
-    return target.reshape(()) if x.dim() == 1 and target.dim() == 1 else target
+        hits &= (t != ignore_index)[..., None]
+    return wrap(hits)
 
 
 def _sample_weights(t: np.ndarray, weight: Tensor | None, ignore_index: int, dtype) -> tuple:
@@ -499,26 +446,15 @@ def _sample_weights(t: np.ndarray, weight: Tensor | None, ignore_index: int, dty
     return safe, w.astype(dtype, copy=False), keep
 
 
-def _total_weight(x, target, weight, reduction: int, ignore_index: int):
-    """The summed class weights of the samples that count, the 0-d tensor torch saves as
-    ``total_weight`` (0 for an unreduced batch)."""
-    if reduction == 0 and x.dim() == 2:
-        return namespace_of(x).zeros((), dtype=x.dtype)
-    target = _sample_target(x, target)
-    if type(x) is Tensor:
-        d = x._data
-        t = target._data
-        _, w, _ = _sample_weights(t, weight, ignore_index, d.dtype)
-        return wrap(np.asarray(t.size if w is None else w.sum(), d.dtype))
-    hits = target_hits(target, x.shape[-1], ignore_index).to(x.dtype)
-    return (hits if weight is None else hits * weight).sum()
-
-
-class NllLoss(BuiltinFunction):
+class NllLoss(Overload):
     """-x[i, target[i]] * weight[target[i]], reduced: dx is that weight, negated, at each
-    sample's target (divided by the total weight for the mean)."""
+    sample's target (divided by the total weight for the mean). torch's ``nll_loss_forward``,
+    whose second output is the summed class weights of the samples that count."""
 
     node_name = "NllLossBackward0"
+    args = ("self", "target", "weight", "reduction", "ignore_index")
+    outputs = ("output", "total_weight")
+    non_differentiable = ("total_weight",)
     saved_fields = ("self", "target", "weight", "total_weight")
     saved_attrs = ("reduction", "ignore_index")
     tensor_positions = (0,)
@@ -530,34 +466,31 @@ class NllLoss(BuiltinFunction):
         cls._backward_cls._saved_ignore_index = property(lambda node: node.ignore_index % 2**64)
 
     @staticmethod
-    def forward(x, target, weight, reduction, ignore_index):
-        mode = next(k for k, v in REDUCTIONS.items() if v == reduction)
-        return namespace_of(x).nn.functional.nll_loss(x, target, weight, reduction=mode,
-                                                      ignore_index=ignore_index)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, target, weight, reduction, ignore_index = inputs
-        ctx.reduction, ctx.ignore_index = reduction, ignore_index
-        total = _total_weight(x, target, weight, reduction, ignore_index)
-        ctx.save_for_backward(x, target, weight, total)
-
-    @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx, grad, _=None):
         x, target, weight, total_weight = ctx.saved_tensors
-        return (nll_loss_backward(grad, x, target, weight, total_weight, ctx.reduction,
-                                  ctx.ignore_index), None, None, None, None)
+        return (namespace_of(grad).ops.aten.nll_loss_backward(
+            grad, x, target, weight, ctx.reduction, ctx.ignore_index, total_weight),
+            None, None, None, None)
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        _, target, weight, _ = ctx.saved_tensors
+        return namespace_of(t).ops.aten.nll_loss(t, target, weight, ctx.reduction,
+                                                 ctx.ignore_index)
 
 
-class NllLossBackward(BuiltinFunction):
-    """nll_loss's gradient as one op: minus the weight at each sample's target, times grad
-    (over the total weight for the mean). Its gradients: nll_loss of gg for grad, zeros for
-    the input (the gradient does not depend on it)."""
+class NllLossBackward(Overload):
+    """nll_loss's gradient as one op (torch's ``nll_loss_backward``): minus the weight at each
+    sample's target, times grad (over the total weight for the mean). Its gradients: nll_loss
+    of gg for grad, zeros for the input (the gradient does not depend on it)."""
 
     node_name = "NllLossBackwardBackward0"
-    saved_fields = ("target", "weight", "total_weight")
+    args = ("grad_output", "self", "target", "weight", "reduction", "ignore_index",
+            "total_weight")
+    saved_fields = ("target", "weight")
     saved_attrs = ("reduction", "ignore_index")
     tensor_positions = (0, 1)
+    jvp = LINEAR  # nll_loss_backward(grad_output's tangent, ...): flat in self
 
     @classmethod
     def _decorate_node(cls) -> None:
@@ -565,64 +498,41 @@ class NllLossBackward(BuiltinFunction):
         cls._backward_cls._saved_ignore_index = property(lambda node: node.ignore_index % 2**64)
 
     @staticmethod
-    def forward(grad, x, target, weight, total_weight, reduction, ignore_index):
-        return nll_loss_backward(grad, x, target, weight, total_weight, reduction, ignore_index)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs[2:5])
-        ctx.reduction, ctx.ignore_index = inputs[5], inputs[6]
-
-    @staticmethod
     def backward(ctx, gg):
-        target, weight, _ = ctx.saved_tensors
+        target, weight = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        mode = next(k for k, v in REDUCTIONS.items() if v == ctx.reduction)
-        dgrad = namespace_of(gg).nn.functional.nll_loss(
-            gg, target, weight, ignore_index=ctx.ignore_index, reduction=mode) \
+        ns = namespace_of(gg)
+        dgrad = ns.ops.aten.nll_loss(gg, target, weight, ctx.reduction, ctx.ignore_index) \
             if needs[0] else None
-        dx = namespace_of(gg).zeros_like(gg) if needs[1] else None
+        dx = ns.zeros_like(gg) if needs[1] else None
         return dgrad, dx, None, None, None, None, None
 
-    @staticmethod
-    def jvp(args, out, tangents):
-        return None if tangents[0] is None else nll_loss_backward(tangents[0], *args[1:])
 
-
-def nll_loss_backward(grad, x, target, weight, total_weight, reduction: int,
-                      ignore_index: int):
-    """nll_loss's gradient for x (recorded as one node when grad or x requires grad)."""
-    hits = target_hits(_sample_target(x, target), x.shape[-1], ignore_index)
-    if type(grad) is Tensor:
-        g = grad._data
-        value = -g if g.ndim == 0 else -g[:, None]
-        if weight is not None:
-            value = value * weight._data
-        if reduction == 1:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                value = value / total_weight._data
-        h = hits._data
-        if STATE.fw_level is not None and _any_tangent(grad, x, weight, total_weight):
-            # Under forward AD torch computes this gradient by its decomposition: the one-hot
-            # of the targets (-1 there) times the scaled grad (0 for an ignored sample), so an
-            # infinite grad gives nan off the targets.
-            with np.errstate(invalid="ignore"):
-                out = np.where(h, -1.0, 0.0) * np.where(h.any(-1, keepdims=True), -value, 0)
-            out = wrap(out.astype(g.dtype, copy=False))
-        else:
-            out = wrap(np.where(h, value, 0).astype(g.dtype, copy=False))
-        if STATE.grad_enabled and (grad._requires_grad or x._requires_grad) or STATE.special:
-            record(NllLossBackward, out, (grad, x),
-                   (grad, x, target, weight, total_weight, reduction, ignore_index))
-        return out
-    value = -grad if grad.dim() == 0 else -grad.unsqueeze(-1)
+def _nll_loss_backward(grad: Tensor, x: Tensor, target: Tensor, weight, reduction: int,
+                       ignore_index: int, total_weight: Tensor) -> Tensor:
+    t = target._data
+    if x._data.ndim == 1 and t.ndim == 1:
+        t = t.reshape(())  # (a 1-D input is one sample: its target may be 0-d or of size 1)
+    hits = target_hits(wrap(t), x.shape[-1], ignore_index)._data
+    g = grad._data
+    value = -g if g.ndim == 0 else -g[:, None]
     if weight is not None:
-        value = value * weight
+        value = value * weight._data
     if reduction == 1:
-        value = value / total_weight
-    # where, not a product with the 0/1 mask: with every sample ignored the mean's total
-    # weight is 0 and value is infinite, but the gradient is exactly 0.
-    return namespace_of(x).where(hits, value, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = value / total_weight._data
+    if STATE.fw_level is not None and _any_tangent(grad, x, weight, total_weight):
+        # Under forward AD torch computes this gradient by its decomposition: the one-hot
+        # of the targets (-1 there) times the scaled grad (0 for an ignored sample), so an
+        # infinite grad gives nan off the targets.
+        with np.errstate(invalid="ignore"):
+            d = np.where(hits, -1.0, 0.0) * np.where(hits.any(-1, keepdims=True), -value, 0)
+    else:
+        # where, not a product with the 0/1 mask: with every sample ignored the mean's total
+        # weight is 0 and value is infinite, but the gradient is exactly 0.
+        d = np.where(hits, value, 0)
+    return dispatch(NllLossBackward, d.astype(g.dtype, copy=False),
+                    (grad, x, target, weight, reduction, ignore_index, total_weight))
 
 
 def _any_tangent(*tensors) -> bool:
@@ -673,13 +583,14 @@ def _check_nll(x, target, weight, ignore_index: int) -> None:
                 raise IndexError(f"Target {t[bad].flat[0]} is out of bounds.")
 
 
-def nll_loss(x: Tensor, target: Tensor, weight: Tensor | None = None,
-             ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+def _nll_loss_forward(x: Tensor, target: Tensor, weight: Tensor | None = None,
+                      reduction=1, ignore_index: int = -100) -> tuple:
     """The negative log likelihood of the ``target`` classes under log-probabilities ``x``
-    ((N, C) with targets (N,), or (C,) with a 0-d target)."""
+    ((N, C) with targets (N,), or (C,) with a 0-d target), and the summed class weights of the
+    samples that count (0 for an unreduced batch). ``reduction``: torch's enum, or its name."""
     _check_tensor(x, "nll_loss_nd")
     _check_tensor(target, "nll_loss_nd", "target", 2)
-    mode = _reduction_enum(reduction)
+    mode = reduction if type(reduction) is int else _reduction_enum(reduction)
     _check_nll(x, target, weight, ignore_index)
     d = x._data
     t = target._data
@@ -694,22 +605,27 @@ def nll_loss(x: Tensor, target: Tensor, weight: Tensor | None = None,
     if keep is not None:
         # An ignored sample's loss is exactly 0 (not the -0.0 that -x * 0 can give).
         losses = np.where(keep, losses, 0).astype(d.dtype, copy=False)
+    total = t.size if w is None else w.sum()
     if mode == 0:
         out = losses
+        if d.ndim == 2:
+            total = 0
     elif mode == 2:
         out = losses.sum()
+    elif total:
+        out = losses.sum() / total
     else:
-        total = t.size if w is None else w.sum()
-        if total:
+        # Nothing counts (every sample ignored, or weighted 0): the mean is NaN.
+        with np.errstate(invalid="ignore", divide="ignore"):
             out = losses.sum() / total
-        else:
-            # Nothing counts (every sample ignored, or weighted 0): the mean is NaN.
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out = losses.sum() / total
-    out = wrap(out.astype(d.dtype, copy=False))
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(NllLoss, out, (x,), (x, target, weight, mode, ignore_index))
-    return out
+    return dispatch(NllLoss, (out.astype(d.dtype, copy=False), np.asarray(total, d.dtype)),
+                    (x, target, weight, mode, ignore_index))
+
+
+def _nll_loss(x: Tensor, target: Tensor, weight: Tensor | None = None, reduction=1,
+              ignore_index: int = -100) -> Tensor:
+    """nll_loss_forward's loss."""
+    return _nll_loss_forward(x, target, weight, reduction, ignore_index)[0]
 
 
 def _reduction_enum(reduction: str) -> int:
@@ -719,65 +635,76 @@ def _reduction_enum(reduction: str) -> int:
     return mode
 
 
+nll_loss_forward = declare("nll_loss_forward", NllLoss, function=_nll_loss_forward,
+                           methods=(), functions=())
+nll_loss = declare("nll_loss", function=_nll_loss, methods=(), functions=())
+nll_loss_backward = declare("nll_loss_backward", NllLossBackward, function=_nll_loss_backward,
+                            methods=(), functions=())
+
+
 # ---------------------------------------------------------------------------------- mse_loss
-class MseLoss(BuiltinFunction):
+class MseLoss(Overload):
     """(x - target)², reduced: dx = 2 (x - target) grad (over numel for the mean), and
     dtarget = -dx."""
 
     node_name = "MseLossBackward0"
+    args = ("self", "target", "reduction")
     saved_fields = ("self", "target")
     saved_attrs = ("reduction",)
     tensor_positions = (0, 1)
 
     @staticmethod
-    def forward(x, target, reduction):
-        mode = next(k for k, v in REDUCTIONS.items() if v == reduction)
-        return namespace_of(x).nn.functional.mse_loss(x, target, reduction=mode)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0], inputs[1])
-        ctx.reduction = inputs[2]
-
-    @staticmethod
     def backward(ctx, grad):
         x, target = ctx.saved_tensors
         needs = ctx.needs_input_grad
+        backward = namespace_of(grad).ops.aten.mse_loss_backward
         # torch: each side's gradient is mse_loss_backward with the two operands in its order
-        return (mse_loss_backward(grad, x, target, ctx.reduction) if needs[0] else None,
-                mse_loss_backward(grad, target, x, ctx.reduction) if needs[1] else None, None)
+        return (backward(grad, x, target, ctx.reduction) if needs[0] else None,
+                backward(grad, target, x, ctx.reduction) if needs[1] else None, None)
+
+    @staticmethod
+    def jvp(ctx, tx, tt, _):
+        x, target = ctx.saved_tensors
+        diff = x - target
+        for v in (x, target):
+            if not v.is_floating_point():
+                # torch computes each side's term of the tangent into a tensor of that side's
+                # dtype
+                raise RuntimeError(f"result type {diff.dtype._short} can't be cast to the "
+                                   f"desired output type {v.dtype._short}")
+        # One term per side, as torch's, a missing tangent being zeros (inf * 0 is nan there):
+        # (x - y) * 2 * tx + (y - x) * 2 * ty
+        ns = namespace_of(diff)
+        terms = (diff * 2 * (ns.zeros_like(x) if tx is None else tx)
+                 + (target - x) * 2 * (ns.zeros_like(target) if tt is None else tt))
+        return terms.mean() if ctx.reduction == 1 else terms.sum() if ctx.reduction == 2 \
+            else terms
 
 
-class MseLossBackward(BuiltinFunction):
-    """mse_loss's gradient as one op, f(g, x, t) = 2 (x - t) g (over numel for the mean). Its
-    own gradients: d/dg = f(gg, x, t) (its sum with ones for g when reduced), d/dx = 2 gg g
-    (over numel for the mean), d/dt = -d/dx."""
+class MseLossBackward(Overload):
+    """mse_loss's gradient as one op (torch's ``mse_loss_backward``), f(g, x, t) = 2 (x - t) g
+    (over numel for the mean). Its own gradients: d/dg = f(gg, x, t) (its sum with ones for g
+    when reduced), d/dx = 2 gg g (over numel for the mean), d/dt = -d/dx."""
 
     node_name = "MseLossBackwardBackward0"
+    args = ("grad_output", "self", "target", "reduction")
     saved_fields = ("grad_output", "self", "target")
     saved_attrs = ("reduction",)
     tensor_positions = (0, 1, 2)
 
     @staticmethod
-    def forward(grad, x, target, reduction):
-        return mse_loss_backward(grad, x, target, reduction)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs[:3])
-        ctx.reduction = inputs[3]
-
-    @staticmethod
     def backward(ctx, gg):
         grad, x, target = ctx.saved_tensors
         needs = ctx.needs_input_grad
+        ns = namespace_of(gg)
         dgrad = dx = dt = None
         if needs[0]:
             if ctx.reduction == 0:
-                dgrad = mse_loss_backward(gg, x, target, 0)
+                dgrad = ns.ops.aten.mse_loss_backward(gg, x, target, 0)
             else:
-                ones = namespace_of(grad).ones_like(grad)
-                dgrad = (mse_loss_backward(ones, x, target, ctx.reduction) * gg).sum()
+                ones = ns.ones_like(grad)
+                dgrad = (ns.ops.aten.mse_loss_backward(ones, x, target, ctx.reduction)
+                         * gg).sum()
         if needs[1] or needs[2]:
             gi = 2 * (gg * grad)
             if ctx.reduction == 1:
@@ -787,47 +714,37 @@ class MseLossBackward(BuiltinFunction):
         return dgrad, dx, dt, None
 
     @staticmethod
-    def jvp(args, out, tangents):
-        grad, x, target, reduction = args
-        tg, tx, tt = tangents[:3]
+    def jvp(ctx, tg, tx, tt, _):
+        grad, x, target = ctx.saved_tensors
         n = x.numel()
-        scale = 2 / n if reduction == 1 and n else 2
+        scale = 2 / n if ctx.reduction == 1 and n else 2
         # torch's rule takes the gradient's part from zeros when it has no tangent: nan
         # where x - target is nan or infinite
-        terms = [mse_loss_backward(grad.new_zeros(grad.shape) if tg is None else tg, x, target,
-                                   reduction),
-                 tx * grad * scale if tx is not None else None,
-                 tt * grad * -scale if tt is not None else None]
-        result = None
-        for term in terms:
-            if term is not None:
-                result = term if result is None else result + term
+        result = namespace_of(grad).ops.aten.mse_loss_backward(
+            grad.new_zeros(grad.shape) if tg is None else tg, x, target, ctx.reduction)
+        if tx is not None:
+            result = result + tx * grad * scale
+        if tt is not None:
+            result = result + tt * grad * -scale
         return result
 
 
-def mse_loss_backward(grad, x, target, reduction: int):
-    """The gradient of mse_loss for x: 2 (x - target) grad, over numel for the mean (recorded
-    as one node when any operand requires grad)."""
+def _mse_loss_backward(grad: Tensor, x: Tensor, target: Tensor, reduction: int) -> Tensor:
     # The mean of an empty input has an empty gradient: any scale does.
-    n = x.numel()
+    n = x._data.size
     scale = 2 / n if reduction == 1 and n else 2
-    if type(grad) is not Tensor:
-        # A bool or integer operand takes part in the loss's floating dtype.
-        return (x.to(grad.dtype) - target.to(grad.dtype)) * (grad * scale)
     g = grad._data
+    # (a bool or integer operand takes part in the loss's floating dtype)
     d = (x._data.astype(g.dtype) - target._data.astype(g.dtype)) * (g * g.dtype.type(scale))
-    out = wrap(np.asarray(d, g.dtype))
-    if STATE.grad_enabled and (grad._requires_grad or x._requires_grad or
-                               target._requires_grad) or STATE.special:
-        record(MseLossBackward, out, (grad, x, target), (grad, x, target, reduction))
-    return out
+    return dispatch(MseLossBackward, np.asarray(d, g.dtype), (grad, x, target, reduction))
 
 
-def mse_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """The squared differences of same-shaped ``x`` and ``target``, reduced."""
+def _mse_loss(x: Tensor, target: Tensor, reduction=1) -> Tensor:
+    """The squared differences of same-shaped ``x`` and ``target``, reduced (``reduction``:
+    torch's enum, or its name)."""
     _check_tensor(x, "mse_loss")
     _check_tensor(target, "mse_loss", "target", 2)
-    mode = _reduction_enum(reduction)
+    mode = reduction if type(reduction) is int else _reduction_enum(reduction)
     a, b = binary_operands(x, target)
     if a.dtype.kind != "f":
         raise _not_implemented("mse_cpu", a)
@@ -838,48 +755,11 @@ def mse_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     diff *= diff
     if mode == 1 and not diff.size:
         # The mean of nothing is nan, without NumPy's warning.
-        out = wrap(np.array(np.nan, diff.dtype))
-    else:
-        out = wrap(diff if mode == 0 else diff.sum() if mode == 2 else diff.mean())
-    if STATE.grad_enabled and (x._requires_grad or target._requires_grad) or STATE.special:
-        record(MseLoss, out, (x, target), (x, target, mode))
-    return out
+        return dispatch(MseLoss, np.array(np.nan, diff.dtype), (x, target, mode))
+    return dispatch(MseLoss, diff if mode == 0 else diff.sum() if mode == 2 else diff.mean(),
+                    (x, target, mode))
 
 
-# ---------------------------------------------------------------------------------- masked_fill
-class MaskedFill(BuiltinFunction):
-    """x with ``value`` where ``mask`` holds: no gradient flows where the value was put."""
-
-    node_name = "MaskedFillBackward0"
-    saved_fields = ("mask",)
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, mask, value):
-        return namespace_of(x).where(mask, value, x)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[1])
-
-    @staticmethod
-    def backward(ctx, grad):
-        (mask,) = ctx.saved_tensors
-        # Selected, not multiplied: an infinite grad becomes exactly 0 where masked.
-        return namespace_of(grad).where(mask, 0.0, grad), None, None
-
-
-def masked_fill_zero(x: Tensor, mask: Tensor) -> Tensor:
-    """x with 0 where ``mask`` holds (the out-of-place ``masked_fill`` that torch's
-    label-smoothed cross entropy applies in place)."""
-    d = x._data
-    out = wrap(np.where(mask._data, np.zeros((), d.dtype), d))
-    if x._requires_grad and STATE.grad_enabled or STATE.special:
-        record(MaskedFill, out, (x,), (x, mask, 0.0))
-    return out
-
-
-METHODS = {"softmax": softmax, "log_softmax": log_softmax, "logsumexp": logsumexp,
-           "addmm": addmm}
-FUNCTIONS = {"softmax": softmax, "log_softmax": log_softmax, "logsumexp": logsumexp,
-             "addmm": addmm}
+mse_loss = declare("mse_loss", MseLoss, function=_mse_loss, methods=(), functions=())
+mse_loss_backward = declare("mse_loss_backward", MseLossBackward, function=_mse_loss_backward,
+                            methods=(), functions=())

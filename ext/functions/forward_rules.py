@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from . import activation, linalg
+from . import linalg
 from .pointwise import arithmetic, logical
 
 
@@ -127,56 +127,6 @@ def _div(args, out, t):
 
 
 # ---------------------------------------------------------------------------------- activation
-def _softmax(args, out, t):
-    dim = args[1]
-    return out * (t[0] - (out * t[0]).sum(dim, keepdim=True))
-
-
-def _log_softmax(args, out, t):
-    dim = args[1]
-    return t[0] - (out.exp() * t[0]).sum(dim, keepdim=True)
-
-
-def _logsumexp(args, out, t):
-    # torch's logsumexp_jvp: sum(e * t) / sum(e) with e = exp(x - amax(x)), so that an empty
-    # reduction gives 0 / 0 = nan.
-    x, dim, keepdim = args
-    dims = _reduce_dims(x, dim)
-    e = (x - x.amax(dims, keepdim=True)).exp() if x.numel() else x.exp()
-    return (e * t[0]).sum(dims, keepdim=keepdim) / e.sum(dims, keepdim=keepdim)
-
-
-def _addmm(args, out, t):
-    bias, m1, m2, beta, alpha = args
-    terms = []
-    if t[0] is not None:
-        terms.append(t[0] * beta if beta != 1 else t[0])
-    # (the products with a missing tangent count as with zeros, as in torch: nan where the
-    # other factor has a nan or inf)
-    prod = _or_zeros(t[1], m1).mm(m2) + m1.mm(_or_zeros(t[2], m2))
-    terms.append(prod * alpha if alpha != 1 else prod)
-    return _sum(*terms).expand(out.shape)
-
-
-def _nll(args, out, t):
-    x, target, weight, mode, ignore_index = args
-    name = {0: "none", 1: "mean", 2: "sum"}[mode]
-    return activation.nll_loss(t[0], target, weight, ignore_index=ignore_index, reduction=name)
-
-
-def _mse(args, out, t):
-    x, target, mode = args
-    for v in (x, target):
-        if not v.is_floating_point():
-            # torch computes each side's term of the tangent into a tensor of that side's dtype
-            raise RuntimeError(f"result type {out.dtype._short} can't be cast to the desired "
-                               f"output type {v.dtype._short}")
-    # One term per side, as torch's, a missing tangent being zeros (inf * 0 is nan there):
-    # (x - y) * 2 * tx + (y - x) * 2 * ty
-    terms = ((x - target) * 2 * _or_zeros(t[0], x)) + (target - x) * 2 * _or_zeros(t[1], target)
-    return terms.mean() if mode == 1 else terms.sum() if mode == 2 else terms
-
-
 def _mm(mul, zeros: bool = True):
     """The rule of a matrix product ``mul(a, b)``: ``mul(ta, b) + mul(a, tb)``. As in torch, a
     missing tangent takes part as zeros (so a nan or inf in the other factor gives nan), except
@@ -206,10 +156,6 @@ RULES = {
     linalg.Dot: _mm(lambda a, b: a.dot(b), zeros=False),
     linalg.Bmm: _mm(lambda a, b: linalg.bmm(a, b)),
     # softmax family and losses
-    activation.Softmax: _softmax, activation.LogSoftmax: _log_softmax,
-    activation.Logsumexp: _logsumexp, activation.Addmm: _addmm,
-    activation.NllLoss: _nll, activation.MseLoss: _mse,
-    activation.MaskedFill: lambda a, o, t: activation.masked_fill_zero(t[0], a[1]),
 }
 
 

@@ -15,13 +15,11 @@ import warnings
 
 import numpy as np
 
-from .._state import STATE
-from .._tensor import Tensor, wrap
+from .._tensor import Tensor
 from ..functions import activation as _ops
 from ..functions import nn_ops as _nn_ops
-from ..functions._builtin import record
 from ..functions.inplace import apply_inplace
-from ..functions.shape import UnsafeView
+from ..functions.shape import unsafe_view
 
 __all__ = ["relu", "sigmoid", "tanh", "gelu", "silu", "softmax", "log_softmax", "linear",
            "layer_norm", "dropout", "embedding", "mse_loss", "nll_loss", "cross_entropy"]
@@ -149,10 +147,7 @@ def _matmul(a: Tensor, b: Tensor) -> Tensor:
         product, shape = folded.mm(b), sizes[:-1] + (b.shape[1],)
     else:
         product, shape = folded.mv(b), sizes[:-1]
-    out = wrap(product._data.reshape(shape))
-    if product._requires_grad and STATE.grad_enabled or STATE.special:
-        record(UnsafeView, out, (product,), (product, shape))
-    return out
+    return unsafe_view(product, shape)
 
 
 # ---------------------------------------------------------------------------------- losses
@@ -216,7 +211,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
     ((N, C) with (N,) targets, or (C,) with a 0-d target)."""
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    return _ops.nll_loss(input, target, weight, ignore_index, reduction)
+    return _ops.nll_loss(input, target, weight, reduction, ignore_index)
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
@@ -237,8 +232,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
         return _cross_entropy_smoothed(input, target, weight, ignore_index, reduction,
                                        label_smoothing)
     class_dim = 0 if input.dim() == 1 else 1
-    return _ops.nll_loss(_ops.log_softmax(input, class_dim), target, weight, ignore_index,
-                         reduction)
+    return _ops.nll_loss(_ops.log_softmax(input, class_dim), target, weight, reduction,
+                         ignore_index)
 
 
 def _check_smoothing(label_smoothing: float) -> None:
@@ -294,13 +289,13 @@ def _cross_entropy_smoothed(input, target, weight, ignore_index, reduction,  # n
     class_dim = 0 if input.dim() == 1 else 1
     n_classes = input.shape[class_dim]
     log_p = _ops.log_softmax(input, class_dim)
-    nll = _ops.nll_loss(log_p, target, weight, ignore_index, reduction)
+    nll = _ops.nll_loss(log_p, target, weight, reduction, ignore_index)
     # The smoothing term: the loss against the uniform distribution, ignored samples zeroed.
     if weight is not None:
         smooth = -(log_p * _class_view(weight, input.dim(), class_dim)).sum(class_dim)
     else:
         smooth = -log_p.sum(class_dim)
-    smooth = _ops.masked_fill_zero(smooth, target == ignore_index)
+    smooth = smooth.masked_fill(target == ignore_index, 0.0)
     if reduction == "mean":
         if weight is not None:
             hits = _ops.target_hits(target, n_classes, ignore_index).to(weight.dtype)

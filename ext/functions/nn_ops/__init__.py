@@ -1,8 +1,8 @@
 """The ops behind ``ext.nn``: erf, gelu, silu, layer_norm, embedding and dropout.
 
-Each backward has a NumPy path for a plain backward and a path made of tensor ops for
-``create_graph=True`` (and for torch tensors under the bridge), so higher-order gradients work.
-Each op also states its forward-mode rule, ``jvp``, in tensor ops.
+Each op is declared (``_op.declare``); its backward, in tensor ops, calls its backward op
+(``gelu_backward``, ``native_layer_norm_backward`` ...) by its aten name: an op of its own with
+a NumPy kernel, so higher-order gradients work and the same code runs on torch tensors.
 """
 
 from __future__ import annotations
@@ -13,7 +13,4 @@ from .normalization import layer_norm
 from .sparse import embedding, embedding_renorm_
 
 __all__ = ["erf", "gelu", "gelu_backward", "silu", "layer_norm", "embedding",
-           "embedding_renorm_", "dropout", "METHODS", "FUNCTIONS"]
-
-METHODS = {"erf": erf}
-FUNCTIONS = {"erf": erf, "embedding": embedding, "layer_norm": layer_norm}
+           "embedding_renorm_", "dropout"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..._dtype import FROM_NUMPY
-from ..._state import STATE
 from ..._tensor import Tensor
 
 
@@ -22,7 +21,3 @@ def float_kernel(d: np.ndarray, kernel: str) -> None:
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{FROM_NUMPY[d.dtype]._short}'")
 
-
-def records(x: Tensor) -> bool:
-    """Whether a one-input op on ``x`` goes through ``record`` (grad or a special mode)."""
-    return x._requires_grad and STATE.grad_enabled or STATE.special

@@ -11,13 +11,12 @@ import math
 
 import numpy as np
 
-from ..._state import STATE
 from ..._tensor import Tensor, wrap
-from .._builtin import BuiltinFunction, namespace_of, record
-from ..pointwise._common import SavesInput, unary
-from ._common import check_tensor, float_kernel, records
+from .._builtin import namespace_of, not_differentiable_checks
+from .._op import ELEMENTWISE, FLOAT, Overload, declare, dispatch
+from ._common import check_tensor, float_kernel
 
-__all__ = ["erf", "erf_kernel", "gelu", "gelu_backward", "silu"]
+__all__ = ["erf", "erf_kernel", "gelu", "gelu_backward", "silu", "silu_backward"]
 
 _SQRT1_2 = math.sqrt(0.5)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
@@ -86,26 +85,20 @@ def erf_kernel(d: np.ndarray) -> np.ndarray:
     return np.copysign(out, d).astype(d.dtype, copy=False)
 
 
-class Erf(SavesInput):
+class Erf(Overload):
     """erf(x) = 2/√π ∫₀ˣ exp(-t²) dt: d/dx = 2/√π exp(-x²)."""
 
     node_name = "ErfBackward0"
-    method = "erf"
+    saved_fields = ("self",)
+    jvp = ELEMENTWISE  # tangent * 2/√π exp(-x²)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         return grad * ((x * x).neg().exp() * _TWO_OVER_SQRT_PI)
 
-    @staticmethod
-    def jvp(args, out, tangents):
-        x = args[0]
-        return tangents[0] * ((x * x).neg().exp() * _TWO_OVER_SQRT_PI)
 
-
-def erf(x: Tensor) -> Tensor:
-    """The error function, elementwise (integers are converted to the default float)."""
-    return unary(Erf, x, erf_kernel, to_float=True)
+erf = declare("erf", Erf, kernel=erf_kernel, dtype=FLOAT)
 
 
 # ---------------------------------------------------------------------------------- gelu
@@ -125,44 +118,6 @@ def _gelu_derivative_kernel(d: np.ndarray, approximate: str) -> np.ndarray:
     return cdf + d * np.exp(-0.5 * d * d) * _INV_SQRT_2PI
 
 
-def _gelu_derivative(x, approximate: str):
-    """gelu'(x) in tensor ops: Φ(x) + x φ(x), or the derivative of the tanh form."""
-    if approximate == "tanh":
-        x2 = x * x
-        t = ((x + x2 * x * _TANH_KAPPA) * _TANH_BETA).tanh()
-        inner_slope = (x2 * (3 * _TANH_KAPPA) + 1) * _TANH_BETA
-        return (t + 1) * 0.5 + x * 0.5 * (1 - t * t) * inner_slope
-    cdf = (x * _SQRT1_2).erf() * 0.5 + 0.5
-    return cdf + x * (x * x * -0.5).exp() * _INV_SQRT_2PI
-
-
-class Gelu(BuiltinFunction):
-    """x Φ(x) (or its tanh approximation): dx = grad * gelu'(x)."""
-
-    node_name = "GeluBackward0"
-    saved_fields = ("self",)
-    saved_attrs = ("approximate",)
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, approximate="none"):
-        return namespace_of(x).nn.functional.gelu(x, approximate=approximate)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
-        ctx.approximate = inputs[1]
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return gelu_backward(grad, x, ctx.approximate), None
-
-    @staticmethod
-    def jvp(args, out, tangents):
-        return gelu_backward(tangents[0], args[0], args[1])
-
-
 def _gelu_second_derivative(x, approximate: str):
     """gelu''(x) in tensor ops: 2 φ(x) - x² φ(x), or the tanh form's second derivative."""
     if approximate == "tanh":
@@ -176,65 +131,81 @@ def _gelu_second_derivative(x, approximate: str):
     return pdf * 2 - x * x * pdf
 
 
-class GeluBackward(BuiltinFunction):
-    """gelu's gradient as one op, f(g, x) = g gelu'(x). Its own gradients: d/dg = f(gg, x),
-    d/dx = gg g gelu''(x)."""
+class Gelu(Overload):
+    """x Φ(x) (or its tanh approximation): dx = gelu_backward(grad, x) = grad * gelu'(x)."""
+
+    node_name = "GeluBackward0"
+    args = ("self", "approximate")
+    saved_fields = ("self",)
+    saved_attrs = ("approximate",)
+    tensor_positions = (0,)
+    jvp = ELEMENTWISE  # gelu_backward(tangent, x)
+
+    @staticmethod
+    def forward(x, approximate="none"):
+        return namespace_of(x).ops.aten.gelu(x, approximate=approximate)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return namespace_of(grad).ops.aten.gelu_backward(grad, x,
+                                                         approximate=ctx.approximate), None
+
+
+class GeluBackward(Overload):
+    """gelu's gradient as one op (torch's ``gelu_backward``), f(g, x) = g gelu'(x). Its own
+    gradients: d/dg = f(gg, x), d/dx = gg g gelu''(x)."""
 
     node_name = "GeluBackwardBackward0"
+    args = ("grad_output", "self", "approximate")
     saved_fields = ("grad_output", "self")
     saved_attrs = ("approximate",)
     tensor_positions = (0, 1)
 
     @staticmethod
     def forward(grad, x, approximate="none"):
-        return gelu_backward(grad, x, approximate)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0], inputs[1])
-        ctx.approximate = inputs[2]
+        return namespace_of(x).ops.aten.gelu_backward(grad, x, approximate=approximate)
 
     @staticmethod
     def backward(ctx, gg):
         grad, x = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        return (gelu_backward(gg, x, ctx.approximate) if needs[0] else None,
-                gg * grad * _gelu_second_derivative(x, ctx.approximate) if needs[1] else None,
-                None)
+        approximate = ctx.approximate
+        return (namespace_of(gg).ops.aten.gelu_backward(gg, x, approximate=approximate)
+                if needs[0] else None,
+                gg * grad * _gelu_second_derivative(x, approximate) if needs[1] else None, None)
 
     @staticmethod
-    def jvp(args, out, tangents):
-        grad, x, approximate = args
-        tg, tx = tangents[:2]
-        result = None if tg is None else gelu_backward(tg, x, approximate)
+    def jvp(ctx, tg, tx, _):
+        grad, x = ctx.saved_tensors
+        approximate = ctx.approximate
+        result = None
+        if tg is not None:
+            result = namespace_of(tg).ops.aten.gelu_backward(tg, x, approximate=approximate)
         if tx is not None:
             term = tx * grad * _gelu_second_derivative(x, approximate)
             result = term if result is None else result + term
         return result
 
 
-def gelu_backward(grad, x, approximate: str):
-    """grad * gelu'(x) (recorded as one node when grad or x requires grad)."""
-    if type(grad) is not Tensor:
-        return grad * _gelu_derivative(x, approximate)
-    out = wrap(np.asarray(grad._data * _gelu_derivative_kernel(x._data, approximate),
-                          grad._data.dtype))
-    if STATE.grad_enabled and (grad._requires_grad or x._requires_grad) or STATE.special:
-        record(GeluBackward, out, (grad, x), (grad, x, approximate))
-    return out
+def _gelu_backward(grad: Tensor, x: Tensor, approximate: str = "none") -> Tensor:
+    d = grad._data * _gelu_derivative_kernel(x._data, approximate)
+    return dispatch(GeluBackward, np.asarray(d, grad._data.dtype), (grad, x, approximate))
 
 
-def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+def _gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """x Φ(x), with Φ the standard normal CDF; ``approximate='tanh'`` uses torch's tanh form."""
     check_tensor(x, "gelu")
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     d = x._data
     float_kernel(d, "GeluKernelImpl")
-    out = wrap(_gelu_kernel(d, approximate))
-    if records(x):
-        record(Gelu, out, (x,), (x, approximate))
-    return out
+    return dispatch(Gelu, _gelu_kernel(d, approximate), (x, approximate))
+
+
+gelu = declare("gelu", Gelu, function=_gelu, methods=(), functions=())
+gelu_backward = declare("gelu_backward", GeluBackward, function=_gelu_backward, methods=(),
+                        functions=())
 
 
 # ---------------------------------------------------------------------------------- silu
@@ -243,43 +214,43 @@ def _sigmoid_of(d: np.ndarray) -> np.ndarray:
         return 1 / (1 + np.exp(-d))
 
 
-class Silu(BuiltinFunction):
+class Silu(Overload):
     """x σ(x): dx = grad * σ(x) (1 + x (1 - σ(x)))."""
 
     node_name = "SiluBackward0"
     saved_fields = ("self",)
+    jvp = ELEMENTWISE  # tangent * silu'(x)
 
     @staticmethod
     def forward(x):
-        return namespace_of(x).nn.functional.silu(x)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
+        return namespace_of(x).ops.aten.silu(x)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        if type(grad) is Tensor and not STATE.grad_enabled:
-            d = x._data
-            s = _sigmoid_of(d)
-            return wrap(grad._data * (s * (1 + d * (1 - s))))
-        s = x.sigmoid()
-        return grad * (s * (x * (1 - s) + 1))
-
-    @staticmethod
-    def jvp(args, out, tangents):
-        x = args[0]
-        s = x.sigmoid()
-        return tangents[0] * (s * (x * (1 - s) + 1))
+        ns = namespace_of(grad)
+        if ns.is_grad_enabled():
+            # As torch: a gradient that will be differentiated again is made of tensor ops
+            # (silu_backward has no derivative)
+            s = x.sigmoid()
+            return grad * (s * (x * (1 - s) + 1))
+        return ns.ops.aten.silu_backward(grad, x)
 
 
-def silu(x: Tensor) -> Tensor:
+def _silu(x: Tensor) -> Tensor:
     """x σ(x) elementwise (also called swish)."""
     check_tensor(x, "silu")
     d = x._data
     float_kernel(d, "silu_cpu")
-    out = wrap(d * _sigmoid_of(d))
-    if records(x):
-        record(Silu, out, (x,), (x,))
-    return out
+    return dispatch(Silu, d * _sigmoid_of(d), (x,))
+
+
+def _silu_backward(grad: Tensor, x: Tensor) -> Tensor:
+    not_differentiable_checks("silu_backward", grad, x)
+    d = x._data
+    s = _sigmoid_of(d)
+    return wrap(grad._data * (s * (1 + d * (1 - s))))
+
+
+silu = declare("silu", Silu, function=_silu, methods=(), functions=())
+silu_backward = declare("silu_backward", function=_silu_backward, methods=(), functions=())

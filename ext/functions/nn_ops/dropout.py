@@ -8,12 +8,13 @@ import numpy as np
 from ... import _factories
 from ..._dtype import FROM_NUMPY
 from ..._tensor import Tensor, wrap
+from .._op import declare
 from ._common import check_tensor
 
 __all__ = ["dropout"]
 
 
-def dropout(x: Tensor, p: float, training: bool, inplace: bool = False) -> Tensor:
+def _dropout(x: Tensor, p: float, training: bool, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the others by 1 / (1 - p), with a mask
     drawn from ext's default generator; the identity when not training or p = 0."""
     check_tensor(x, "dropout")
@@ -32,3 +33,6 @@ def dropout(x: Tensor, p: float, training: bool, inplace: bool = False) -> Tenso
         keep = _factories.default_generator._rng.random(d.shape) < 1 - p
         mask = keep.astype(d.dtype) * np.asarray(1 / (1 - p), d.dtype)
     return x.mul_(wrap(mask)) if inplace else x * wrap(mask)
+
+
+dropout = declare("dropout", function=_dropout, methods=(), functions=())
