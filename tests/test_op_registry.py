@@ -19,6 +19,7 @@ pytestmark = pytest.mark.ext_only
 _rng = np.random.default_rng(7)
 _X = _rng.uniform(0.5, 1.5, (3, 4))
 _Y = np.array([[0.0, 1.5, -0.5, 2.0]] * 3)  # (a zero exponent and a negative one)
+_B = _rng.uniform(0.5, 1.5, (1, 4))  # (broadcast against _X)
 
 
 def _t(a):
@@ -45,6 +46,21 @@ CASES = [
     (reduction.MaxDim, (_X, 1, False)),
     (reduction.MinDim, (_X, 0, True)),
     (shape.View, (_X, (2, 6))),
+    # arithmetic
+    (arithmetic.Add, (_X, _B, 1)),
+    (arithmetic.Add, (_B, _X, 2.5)),
+    (arithmetic.Sub, (_X, _B, 1)),
+    (arithmetic.Sub, (_B, _X, -0.5)),
+    (arithmetic.RsubTensor, (_X, _B, 2)),
+    (arithmetic.Rsub, (_X, 2.0, 1)),
+    (arithmetic.Rsub, (_X, 2.0, 1.5)),
+    (arithmetic.Mul, (_X, _B)),
+    (arithmetic.Mul, (_X, 2.5)),
+    (arithmetic.MulScalar, (_X, 2.5)),
+    (arithmetic.Div, (_B, _X)),
+    (arithmetic.Div, (_X, 2.5)),
+    (arithmetic.DivScalar, (_X, 2.5)),
+    (arithmetic.Reciprocal, (_X,)),
 ]
 IDS = [f"{ov.node_name}-{i}" for i, (ov, _) in enumerate(CASES)]
 
@@ -73,6 +89,7 @@ def test_backward_runs_on_torch_tensors_as_torch_differentiates(ov, args):
     got = [g for g, a in zip(result, args) if isinstance(a, torch.Tensor)]
     for g, e in zip(got, expected):
         assert type(g) is torch.Tensor
+        g = g.sum_to_size(e.shape)  # (the engine's reduction of a broadcast input's gradient)
         torch.testing.assert_close(g, e, equal_nan=True)
 
 

@@ -42,6 +42,7 @@ LINEAR = _Rule("linear")
 FLOAT = "float"
 
 _FIRST = (0,)
+_PAIR = (0, 1)
 
 
 class Overload(BuiltinFunction):
@@ -61,6 +62,8 @@ class Overload(BuiltinFunction):
     - ``returns``: the named tuple that a multi-output forward returns;
     - ``jvp``: ``ELEMENTWISE``, ``LINEAR``, or ``jvp(ctx, *tangents)`` beside ``backward``,
       returning the outputs' tangents (torch's signature: one tangent per forward argument);
+    - ``forward_attrs``: what an explicit ``jvp`` reads besides the saves, by name as
+      ``saved_attrs`` (torch's ``ctx.save_for_forward``), set on the forward rule's ctx only;
     - ``double_backward``: whether backward is itself differentiable (the contract the bridge
       and ext.testing read).
     """
@@ -71,14 +74,20 @@ class Overload(BuiltinFunction):
     is_view = False
     returns: type | None = None
     jvp = None
+    forward_attrs: tuple = ()
     double_backward = True
     # Filled in when the class is made: where each saved value comes from.
     _save_from: tuple = ()
     _attr_from: tuple = ()
+    _forward_from: tuple = ()
     _edge_pos: tuple = _FIRST
     _linked = 1
     _method = ""  # (set by declare: the Tensor method that runs the op, if it has one)
     _aten = ""  # (set by declare: the op's aten name)
+
+    @classmethod
+    def _node_slots(cls) -> tuple:
+        return super()._node_slots() + tuple(cls.forward_attrs)
 
     @classmethod
     def _decorate_node(cls) -> None:
@@ -92,17 +101,18 @@ class Overload(BuiltinFunction):
         names = {n: i for i, n in enumerate(cls.args)}
         names.update({n: ~i for i, n in enumerate(cls.outputs)})
         cls._save_from = tuple(names[n] for n in cls.saved_fields)
-        attrs = []
-        for name in cls.saved_attrs:
-            if name.endswith("_sym_sizes"):
-                attrs.append((name, names[name[: -len("_sym_sizes")]], True))
-            else:
-                attrs.append((name, names[name], False))
-        cls._attr_from = tuple(attrs)
+
+        def sources(attrs: tuple) -> tuple:
+            return tuple((name, names[name[: -len("_sym_sizes")]], True)
+                         if name.endswith("_sym_sizes") else (name, names[name], False)
+                         for name in attrs)
+
+        cls._attr_from = sources(cls.saved_attrs)
+        cls._forward_from = sources(cls.forward_attrs)
         pos = cls.tensor_positions
         pos = tuple(range(len(cls.args))) if pos is None else tuple(pos)
         # (one tensor input, the first: the common case, told by identity in dispatch)
-        cls._edge_pos = _FIRST if pos == _FIRST else pos
+        cls._edge_pos = _FIRST if pos == _FIRST else _PAIR if pos == _PAIR else pos
         cls._linked = len(cls.outputs) - len(cls.non_differentiable)
         if cls.outputs[cls._linked:] != cls.non_differentiable:
             raise TypeError(f"{cls.__name__}: non-differentiable outputs come last")
@@ -126,7 +136,7 @@ class Overload(BuiltinFunction):
         ctx._versions = [saved_version(v) if type(v) is Tensor and v._vc is not None else 0
                          for v in saved]
         ctx._nonleaf = 0
-        for name, p, sizes in cls._attr_from:
+        for name, p, sizes in cls._attr_from + cls._forward_from:
             v = args[p] if p >= 0 else outputs[~p]
             setattr(ctx, name, tuple(v.shape) if sizes else v)
         return ctx
@@ -157,7 +167,9 @@ class Overload(BuiltinFunction):
             if type(term) is tuple:
                 term = term[i]
             total = term if total is None else total + term
-        return total
+        # (a gradient that passes through keeps its input's shape, a tangent takes the output's)
+        shape = outputs[0].shape
+        return total if total.shape == shape else total.expand(shape)
 
     @classmethod
     def forward(cls, *args):
@@ -165,7 +177,10 @@ class Overload(BuiltinFunction):
         has none, the op of the same aten name (``ext.ops.aten`` or ``torch.ops.aten``)."""
         if cls._method:
             return getattr(args[0], cls._method)(*args[1:])
-        return getattr(namespace_of(args[0]).ops.aten, cls._aten)(*args)
+        fn = namespace_of(args[0]).ops.aten
+        for name in cls._aten.split("."):  # (an overload's own name: ``mul.Scalar``)
+            fn = getattr(fn, name)
+        return fn(*args)
 
 
 def _setup_for(cls: type) -> Callable:
@@ -210,6 +225,11 @@ def dispatch(ov: type, data, args: tuple):
         if pos is _FIRST:
             if args[0]._requires_grad and out._data.dtype.kind == "f":
                 _record(ov, out, outputs, args)
+        elif pos is _PAIR:  # (a binary op: told without a loop, as it is among the hottest)
+            a, b = args[0], args[1]
+            if (type(a) is Tensor and a._requires_grad or type(b) is Tensor and b._requires_grad) \
+                    and out._data.dtype.kind == "f":
+                _record(ov, out, outputs, args)
         else:
             for p in pos:
                 a = args[p]
@@ -229,6 +249,9 @@ def _record(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> None:
     pos = ov._edge_pos
     if len(pos) == 1:
         edges = (args[pos[0]],)
+    elif pos is _PAIR:
+        a, b = args[0], args[1]
+        edges = (a if type(a) is Tensor else None, b if type(b) is Tensor else None)
     elif ov.tensor_positions is None:
         edges = args  # (every argument is a tensor input)
     else:
@@ -304,15 +327,18 @@ def declare(name: str, *overloads: type, function: Callable | None = None,
     ``function`` parses the arguments, runs the kernel and ends in ``dispatch`` with the overload
     it chose; a one-input elementwise op gives ``kernel`` (NumPy, array to array) and ``dtype``
     instead, and its function is made here. ``methods`` and ``functions`` (Tensor methods and
-    ``ext.*`` names) default to ``(name,)``; ``operator`` is a Python operator method (``__pow__``)
-    and ``reflected`` a ``(name, function)`` pair (``__rpow__``); ``inplace`` and ``augmented``
-    name the in-place method (``pow_``) and operator (``__ipow__``): the same op, written into
-    its first argument.
+    ``ext.*`` names) default to ``(name,)``; ``methods`` may map a name to a function of its own
+    where torch's method parses its arguments otherwise; ``operator`` is a Python operator method
+    (``__pow__``) and ``reflected`` a ``(name, function)`` pair (``__rpow__``); ``inplace`` and
+    ``augmented`` name the in-place method (``pow_``) and operator (``__ipow__``): the same op,
+    written into its first argument. An op's aten overload (``mul.Scalar``) is declared under
+    that name, and ``ext.ops.aten.mul.Scalar`` reaches it as in torch.
     """
     if function is None:
         function = _elementwise(name, overloads[0], kernel, dtype)
     function.__name__ = function.__qualname__ = name
-    table = {m: function for m in ((name,) if methods is None else methods)}
+    table = dict(methods) if isinstance(methods, dict) else \
+        {m: function for m in ((name,) if methods is None else methods)}
     torch_op = torch_op or f"aten::{name}"
     for ov in overloads:
         ov._method = name if name in table else ""
@@ -404,8 +430,13 @@ class _Namespace:
         self._prefix = f"{name}::"
 
     def __getattr__(self, name: str) -> Callable:
+        full = self._prefix + name
         for op in _REGISTRY.values():
-            if op.torch_op == self._prefix + name:
+            if op.torch_op == full:
+                for other in _REGISTRY.values():
+                    head, _, overload = other.torch_op.partition(".")
+                    if overload and head == full:  # (``mul.Scalar``, as torch names it)
+                        setattr(op.function, overload, other.function)
                 self.__dict__[name] = op.function  # (found once)
                 return op.function
         raise AttributeError(f"'_OpNamespace' '{self._prefix[:-2]}' object has no attribute "

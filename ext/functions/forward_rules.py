@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from . import activation, indexing, inplace, linalg, reduction, setitem, shape
-from .pointwise import arithmetic, logical, selection, unary
+from .pointwise import logical, selection, unary
 from .pointwise.selection import where
 
 
@@ -54,80 +54,6 @@ def _reduce_dims(x: Tensor, dim) -> tuple:
     if dim is None or dim == ():
         return tuple(range(x.ndim))
     return (dim,) if isinstance(dim, int) else tuple(dim)
-
-
-# ---------------------------------------------------------------------------------- arithmetic
-def _scaled_zero(tangent: Tensor, operand, alpha) -> Tensor:
-    """torch's tangent of ``x + alpha * y`` (or ``x - alpha * y``) when only x has one.
-
-    torch takes y's tangent as a zero tensor of y's dtype, multiplies it by alpha (unless
-    alpha is 1), which it then promotes as a 0-d tensor of its own (a float alpha is float64,
-    a number y too), and adds x's tangent with promotion: an integer or 0-d y with a float
-    alpha makes the tangent float64, whatever the output's dtype.
-    """
-    if isinstance(operand, Tensor):
-        y_dtype, y_dim = operand.dtype, operand.ndim
-    elif alpha == 1:
-        return tangent  # (no zero for a number)
-    else:
-        y_dtype, y_dim = _number_dtype(operand), 0
-    zero = y_dtype if alpha == 1 else _dtype.result_type(y_dtype, y_dim, _number_dtype(alpha), 0)
-    return _promoted(tangent, zero, y_dim)
-
-
-def _promoted(tangent: Tensor, dtype: _dtype.dtype, dim: int) -> Tensor:
-    # tangent plus a zero tensor of ``dtype`` with ``dim`` dims, as torch promotes them
-    wide = _dtype.result_type(dtype, dim, tangent.dtype, tangent.ndim)
-    return tangent if wide is tangent.dtype else tangent.to(wide)
-
-
-def _number_dtype(value) -> _dtype.dtype:
-    # a Python number taken as a 0-d tensor of its own (not a wrapped number)
-    if isinstance(value, (bool, np.bool_)):
-        return _dtype.bool
-    return _dtype.int64 if isinstance(value, (int, np.integer)) else _dtype.float64
-
-
-# (the add and subtract rules give torch's tangent dtype: ``tangent_in_output_dtype`` is off)
-def _add(args, out, t):
-    a, b = args[:2]
-    alpha = args[2] if len(args) > 2 else 1
-    if t[1] is None:
-        return _scaled_zero(t[0], b, alpha)
-    tb = t[1] if alpha == 1 else t[1] * alpha
-    return _promoted(tb, a.dtype, a.ndim) if t[0] is None else t[0] + tb
-
-
-def _sub(args, out, t):
-    a, b = args[:2]
-    alpha = args[2] if len(args) > 2 else 1
-    if t[1] is None:
-        return _scaled_zero(t[0], b, alpha)
-    tb = -t[1] if alpha == 1 else t[1] * -alpha
-    return _promoted(tb, a.dtype, a.ndim) if t[0] is None else t[0] + tb
-
-
-def _rsub_tensor(args, out, t):
-    x, other = args[:2]
-    alpha = args[2] if len(args) > 2 else 1
-    if t[0] is None:
-        return _scaled_zero(t[1], x, alpha)
-    tx = -t[0] if alpha == 1 else t[0] * -alpha
-    return _promoted(tx, other.dtype, other.ndim) if t[1] is None else tx + t[1]
-
-
-def _mul(args, out, t):
-    a, b = args
-    return _sum(None if t[0] is None else t[0] * b, None if t[1] is None else a * t[1])
-
-
-def _div(args, out, t):
-    # torch's (ta - tb * out) / b, a missing tangent dropping out as torch's zero tensors do
-    b = args[1]
-    if t[1] is None:
-        return t[0] / b
-    prod = t[1] * out
-    return (-prod if t[0] is None else t[0] - prod) / b
 
 
 # ---------------------------------------------------------------------------------- selection
@@ -316,11 +242,6 @@ def _copy(args, out, t):
 
 
 RULES = {
-    # arithmetic
-    arithmetic.Add: _add, arithmetic.Sub: _sub,
-    arithmetic.Rsub: lambda a, o, t: -t[0] if (a[2] if len(a) > 2 else 1) == 1 else t[0] * -a[2],
-    arithmetic.RsubTensor: _rsub_tensor, arithmetic.Mul: _mul, arithmetic.Div: _div,
-    arithmetic.Reciprocal: lambda a, o, t: -t[0] * o * o,
     # one-input math
     unary.Neg: lambda a, o, t: -t[0],
     unary.Log: lambda a, o, t: t[0] / a[0],

@@ -473,16 +473,6 @@ def _inplace_method(name: str, op):
     return method
 
 
-def _augmented(op):
-    def method(self, other):
-        if not isinstance(other, (Tensor, int, float, bool, np.generic)):
-            return NotImplemented
-        return apply_inplace(self, op, other)
-
-    method.__name__ = op.__name__
-    return method
-
-
 def methods() -> dict:
     """The in-place Tensor methods, made from the out-of-place ops of ``ext.functions``."""
     from . import pointwise as pw
@@ -504,12 +494,11 @@ def methods() -> dict:
 
     masked_fill_.writes_through_aliases = True
     table = {
-        "add_": pw.add, "sub_": pw.sub, "mul_": pw.mul, "div_": pw.div,
         "neg_": pw.neg, "abs_": pw.abs, "log_": pw.log, "sin_": pw.sin,
         "cos_": pw.cos, "tan_": pw.tan, "tanh_": pw.tanh, "sigmoid_": pw.sigmoid,
         "sqrt_": pw.sqrt, "clamp_": pw.clamp, "clamp_min_": pw.clamp_min,
         "clamp_max_": pw.clamp_max, "clip_": pw.clamp, "floor_": pw.floor, "ceil_": pw.ceil,
-        "round_": pw.round, "sign_": pw.sign, "reciprocal_": pw.reciprocal,
+        "round_": pw.round, "sign_": pw.sign,
         "log1p_": pw.log1p, "expm1_": pw.expm1, "rsqrt_": pw.rsqrt,
         "nan_to_num_": pw.nan_to_num, "masked_fill_": masked_fill_,
         "zero_": _zeroed, "fill_": _filled, "copy_": _copied,
@@ -518,9 +507,5 @@ def methods() -> dict:
     _DIRECT.update({pw.add: np.add, pw.sub: np.subtract, pw.mul: np.multiply,
                     pw.div: np.true_divide})
     out = {name: _inplace_method(name, op) for name, op in table.items()}
-    out.update({
-        "__iadd__": _augmented(pw.add), "__isub__": _augmented(pw.sub),
-        "__imul__": _augmented(pw.mul), "__itruediv__": _augmented(pw.div),
-    })
     return out
 

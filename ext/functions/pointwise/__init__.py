@@ -69,17 +69,12 @@ from .unary import (
 )
 
 METHODS = {
-    "add": add, "sub": sub, "mul": mul, "div": div, "neg": neg,
-    "multiply": mul, "divide": div, "true_divide": div, "subtract": sub, "negative": neg,
-    "__add__": _operator(add), "__radd__": _reflected(add),
-    "__sub__": _operator(sub), "__rsub__": _reflected(rsub),
-    "__mul__": _operator(mul), "__rmul__": _reflected(mul),
-    "__truediv__": _operator(div), "__rtruediv__": _reflected(rdiv),
+    "neg": neg, "negative": neg,
     "__neg__": neg, "__abs__": abs,
     "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
     "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
     "abs": abs, "log": log, "sin": sin, "cos": cos, "tanh": tanh,
-    "sigmoid": sigmoid, "sqrt": sqrt, "sign": sign, "reciprocal": reciprocal,
+    "sigmoid": sigmoid, "sqrt": sqrt, "sign": sign,
     "log1p": log1p, "expm1": expm1, "tan": tan, "rsqrt": rsqrt, "round": round,
     "floor": floor, "ceil": ceil, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min,
     "clamp_max": clamp_max, "maximum": maximum, "minimum": minimum,
@@ -94,12 +89,12 @@ METHODS = {
     "masked_fill": masked_fill,
 }
 FUNCTIONS = {
-    "add": add, "sub": sub, "mul": mul, "div": div, "neg": neg, "abs": abs,
+    "neg": neg, "abs": abs,
     "log": log, "sin": sin, "cos": cos, "tanh": tanh, "sigmoid": sigmoid,
-    "sqrt": sqrt, "sign": sign, "reciprocal": reciprocal, "where": where,
+    "sqrt": sqrt, "sign": sign, "where": where,
     "masked_fill": masked_fill,
-    "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "multiply": mul,
-    "divide": div, "subtract": sub, "negative": neg, "true_divide": div, "rsub": rsub,
+    "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
+    "negative": neg,
     "log1p": log1p, "expm1": expm1, "tan": tan, "rsqrt": rsqrt, "round": round,
     "floor": floor, "ceil": ceil, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min,
     "clamp_max": clamp_max, "maximum": maximum, "minimum": minimum,
