@@ -10,7 +10,7 @@ import pytest
 
 import ext
 from ext.functions import _op, reduction, shape
-from ext.functions.pointwise import arithmetic, unary
+from ext.functions.pointwise import arithmetic, logical, unary
 
 torch = pytest.importorskip("torch")
 
@@ -61,6 +61,9 @@ CASES = [
     (arithmetic.Div, (_X, 2.5)),
     (arithmetic.DivScalar, (_X, 2.5)),
     (arithmetic.Reciprocal, (_X,)),
+    # comparisons, logical and bitwise ops, checks of values (only nan_to_num has a derivative)
+    (logical.NanToNum, (np.where(_Y > 1.0, np.inf, np.where(_Y < 0.0, np.nan, _X)), 0.5, 2.0,
+                        None)),
 ]
 IDS = [f"{ov.node_name}-{i}" for i, (ov, _) in enumerate(CASES)]
 

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from . import activation, indexing, inplace, linalg, reduction, setitem, shape
-from .pointwise import logical, selection, unary
+from .pointwise import selection, unary
 from .pointwise.selection import where
 
 
@@ -254,7 +254,6 @@ RULES = {
     unary.Sign: _piecewise_constant, unary.Round: _piecewise_constant,
     unary.RoundDecimals: _piecewise_constant, unary.Floor: _piecewise_constant,
     unary.Ceil: _piecewise_constant,
-    logical.NanToNum: lambda a, o, t: t[0] * logical.isfinite(a[0]),
     # selection
     selection.ClampScalar: _clamp_scalar, selection.ClampTensor: _clamp_tensor,
     selection.ClampMinScalar: lambda a, o, t: where(a[0] >= a[1], t[0], 0.0),

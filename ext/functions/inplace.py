@@ -500,7 +500,7 @@ def methods() -> dict:
         "clamp_max_": pw.clamp_max, "clip_": pw.clamp, "floor_": pw.floor, "ceil_": pw.ceil,
         "round_": pw.round, "sign_": pw.sign,
         "log1p_": pw.log1p, "expm1_": pw.expm1, "rsqrt_": pw.rsqrt,
-        "nan_to_num_": pw.nan_to_num, "masked_fill_": masked_fill_,
+        "masked_fill_": masked_fill_,
         "zero_": _zeroed, "fill_": _filled, "copy_": _copied,
         "scatter_": scatter, "cumprod_": cumprod_,
     }

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._op import operator_method as _operator
-from .._op import reflected_method as _reflected
-from .arithmetic import add, div, mul, pow, rdiv, reciprocal, rpow, rsub, sub
+from .arithmetic import add, div, mul, pow, reciprocal, rpow, rsub, sub
 from .logical import (
     allclose,
     bitwise_and,
@@ -24,11 +22,9 @@ from .logical import (
     gt,
     isclose,
     isfinite,
-    invert,
     isinf,
     isnan,
     le,
-    LOGICAL_METHODS,
     logical_and,
     logical_not,
     logical_or,
@@ -71,21 +67,12 @@ from .unary import (
 METHODS = {
     "neg": neg, "negative": neg,
     "__neg__": neg, "__abs__": abs,
-    "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
-    "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
     "abs": abs, "log": log, "sin": sin, "cos": cos, "tanh": tanh,
     "sigmoid": sigmoid, "sqrt": sqrt, "sign": sign,
     "log1p": log1p, "expm1": expm1, "tan": tan, "rsqrt": rsqrt, "round": round,
     "floor": floor, "ceil": ceil, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min,
     "clamp_max": clamp_max, "maximum": maximum, "minimum": minimum,
-    **LOGICAL_METHODS,
-    "logical_not": logical_not, "bitwise_and": bitwise_and, "bitwise_or": bitwise_or,
-    "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
-    "__and__": bitwise_and, "__or__": bitwise_or, "__xor__": bitwise_xor,
-    "__rand__": bitwise_and, "__ror__": bitwise_or, "__rxor__": bitwise_xor,
-    "__invert__": invert,
-    "nan_to_num": nan_to_num, "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
-    "equal": equal, "allclose": allclose, "isclose": isclose, "where": _where_method,
+    "where": _where_method,
     "masked_fill": masked_fill,
 }
 FUNCTIONS = {
@@ -93,15 +80,9 @@ FUNCTIONS = {
     "log": log, "sin": sin, "cos": cos, "tanh": tanh, "sigmoid": sigmoid,
     "sqrt": sqrt, "sign": sign, "where": where,
     "masked_fill": masked_fill,
-    "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
     "negative": neg,
     "log1p": log1p, "expm1": expm1, "tan": tan, "rsqrt": rsqrt, "round": round,
     "floor": floor, "ceil": ceil, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min,
     "clamp_max": clamp_max, "maximum": maximum, "minimum": minimum,
-    "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
-    "logical_not": logical_not, "bitwise_and": bitwise_and, "bitwise_or": bitwise_or,
-    "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
-    "nan_to_num": nan_to_num, "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
-    "equal": equal, "allclose": allclose, "isclose": isclose,
 }
 

@@ -8,8 +8,9 @@ from ... import _dtype
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import gradient_edge
-from .._builtin import BuiltinFunction, binary_operands, not_differentiable_checks, record
-from ._common import apply, recording
+from .._builtin import binary_operands, not_differentiable_checks
+from .._op import ELEMENTWISE, Overload, declare, dispatch
+from ._common import apply
 
 
 # ---------------------------------------------------------------------------------- comparisons
@@ -38,17 +39,23 @@ def _logical(kernel, name: str, position: int = 2):
     return logical
 
 
-logical_and = _logical(np.logical_and, "logical_and")
-logical_or = _logical(np.logical_or, "logical_or")
-logical_xor = _logical(np.logical_xor, "logical_xor")
-LOGICAL_METHODS = {name: _logical(kernel, name, 1) for name, kernel in (
-    ("logical_and", np.logical_and), ("logical_or", np.logical_or),
-    ("logical_xor", np.logical_xor))}
+def _declare_logical(name: str, kernel):
+    # (torch's method counts ``other`` as argument 1, its function as argument 2)
+    return declare(name, function=_logical(kernel, name),
+                   methods={name: _logical(kernel, name, 1)})
 
 
-def logical_not(x: Tensor) -> Tensor:
+logical_and = _declare_logical("logical_and", np.logical_and)
+logical_or = _declare_logical("logical_or", np.logical_or)
+logical_xor = _declare_logical("logical_xor", np.logical_xor)
+
+
+def _logical_not(x: Tensor) -> Tensor:
     """Elementwise ``not`` of the truth values, a bool tensor."""
     return wrap(np.logical_not(x._data))
+
+
+logical_not = declare("logical_not", function=_logical_not)
 
 
 def _bitwise(kernel, name: str, symbol: str):
@@ -75,12 +82,18 @@ def _bitwise(kernel, name: str, symbol: str):
     return bitwise
 
 
-bitwise_and = _bitwise(np.bitwise_and, "bitwise_and", "&")
-bitwise_or = _bitwise(np.bitwise_or, "bitwise_or", "|")
-bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor", "^")
+def _declare_bitwise(name: str, kernel, symbol: str, operator: str):
+    fn = _bitwise(kernel, name, symbol)
+    # (the function returns NotImplemented itself for an operand it does not take)
+    return declare(name, function=fn, methods=(name, f"__{operator}__", f"__r{operator}__"))
 
 
-def bitwise_not(x: Tensor) -> Tensor:
+bitwise_and = _declare_bitwise("bitwise_and", np.bitwise_and, "&", "and")
+bitwise_or = _declare_bitwise("bitwise_or", np.bitwise_or, "|", "or")
+bitwise_xor = _declare_bitwise("bitwise_xor", np.bitwise_xor, "^", "xor")
+
+
+def _bitwise_not(x: Tensor) -> Tensor:
     """Elementwise ``~``: logical not of bools, bitwise not of integers."""
     d = x._data
     if d.dtype.kind == "f":
@@ -99,73 +112,73 @@ def invert(x: Tensor) -> Tensor:
     return wrap(np.invert(x._data))
 
 
-eq = _compare(np.equal, "eq")
-ne = _compare(np.not_equal, "ne")
-lt = _compare(np.less, "lt")
-le = _compare(np.less_equal, "le")
-gt = _compare(np.greater, "gt")
-ge = _compare(np.greater_equal, "ge")
+bitwise_not = declare("bitwise_not", function=_bitwise_not,
+                      methods={"bitwise_not": _bitwise_not, "__invert__": invert})
 
 
+def _declare_compare(name: str, kernel):
+    # (the operator is the function itself: it returns NotImplemented for what it does not take)
+    return declare(name, function=_compare(kernel, name), methods=(name, f"__{name}__"))
 
-class NanToNum(BuiltinFunction):
+
+eq = _declare_compare("eq", np.equal)
+ne = _declare_compare("ne", np.not_equal)
+lt = _declare_compare("lt", np.less)
+le = _declare_compare("le", np.less_equal)
+gt = _declare_compare("gt", np.greater)
+ge = _declare_compare("ge", np.greater_equal)
+
+
+class NanToNum(Overload):
     """nan, +inf and -inf replaced by numbers: the gradient passes only where x was finite."""
 
     node_name = "NanToNumBackward0"
+    args = ("self", "nan", "posinf", "neginf")
     saved_fields = ("self",)
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, nan=0.0, posinf=None, neginf=None):
-        return x.nan_to_num(nan, posinf, neginf)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
+    jvp = ELEMENTWISE  # tangent * isfinite(x)
 
     @staticmethod
     def backward(ctx, grad):
         # torch's grad * isfinite(x): a nan or inf gradient at a non-finite x gives nan
         (x,) = ctx.saved_tensors
-        return grad * isfinite(x), None, None, None
+        return grad * x.isfinite(), None, None, None
 
 
-def nan_to_num(x: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
+def _nan_to_num(x: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
     """x with nan, +inf, -inf replaced (by 0 and the dtype's largest and smallest values)."""
-    d = x._data
-    out = wrap(np.nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf))
-    if recording(x, None) and d.dtype.kind == "f" or STATE.special:
-        record(NanToNum, out, (x,), (x, nan, posinf, neginf))
-    return out
+    return dispatch(NanToNum, np.nan_to_num(x._data, nan=nan, posinf=posinf, neginf=neginf),
+                    (x, nan, posinf, neginf))
 
 
-def isnan(x: Tensor) -> Tensor:
-    """Where x is nan (a bool tensor)."""
-    return wrap(np.isnan(x._data))
+nan_to_num = declare("nan_to_num", NanToNum, function=_nan_to_num, inplace="nan_to_num_")
 
 
-def isinf(x: Tensor) -> Tensor:
-    """Where x is +inf or -inf (a bool tensor)."""
-    return wrap(np.isinf(x._data))
+def _check(kernel, name: str, doc: str):
+    def check(x: Tensor) -> Tensor:
+        return wrap(kernel(x._data))
+
+    check.__doc__ = doc
+    return declare(name, function=check)
 
 
-def isfinite(x: Tensor) -> Tensor:
-    """Where x is neither nan nor infinite (a bool tensor)."""
-    return wrap(np.isfinite(x._data))
+isnan = _check(np.isnan, "isnan", "Where x is nan (a bool tensor).")
+isinf = _check(np.isinf, "isinf", "Where x is +inf or -inf (a bool tensor).")
+isfinite = _check(np.isfinite, "isfinite", "Where x is neither nan nor infinite (a bool tensor).")
 
 
-def equal(a: Tensor, b: Tensor) -> bool:
+def _equal(a: Tensor, b: Tensor) -> bool:
     """True if both have the same shape and the same values (nan is never equal)."""
     return a._data.shape == b._data.shape and bool(np.array_equal(a._data, b._data))
 
 
-def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+def _allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
     """True if |a - b| <= atol + rtol * |b| everywhere (broadcasting)."""
     return bool(isclose(a, b, rtol, atol, equal_nan)._data.all())
 
 
-def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+def _isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
     """Where |a - b| <= atol + rtol * |b| (a bool tensor); both must have the same dtype."""
     for i, (name, t) in enumerate((("input", a), ("other", b))):
@@ -187,3 +200,6 @@ def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
     return out
 
 
+equal = declare("equal", function=_equal)
+isclose = declare("isclose", function=_isclose)
+allclose = declare("allclose", function=_allclose)
