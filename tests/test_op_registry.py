@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ext
-from ext.functions import _op, reduction, shape
+from ext.functions import _op, linalg, reduction, shape
 from ext.functions.pointwise import arithmetic, logical, unary
 
 torch = pytest.importorskip("torch")
@@ -61,6 +61,11 @@ CASES = [
     (arithmetic.Div, (_X, 2.5)),
     (arithmetic.DivScalar, (_X, 2.5)),
     (arithmetic.Reciprocal, (_X,)),
+    # matrix products (matmul is a composite of these and of views: no overload of its own)
+    (linalg.Mm, (_X, _X.T.copy())),
+    (linalg.Mv, (_X, _X[0])),
+    (linalg.Dot, (_X[0], _Y[0])),
+    (linalg.Bmm, (np.stack([_X, _Y]), np.stack([_X.T, _Y.T]))),
     # comparisons, logical and bitwise ops, checks of values (only nan_to_num has a derivative)
     (logical.NanToNum, (np.where(_Y > 1.0, np.inf, np.where(_Y < 0.0, np.nan, _X)), 0.5, 2.0,
                         None)),

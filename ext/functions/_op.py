@@ -42,6 +42,8 @@ LINEAR = _Rule("linear")
 FLOAT = "float"
 
 _FIRST = (0,)
+# what ``<arg>_sym_<read>`` reads of the argument
+_READS = {"sizes": ".shape", "strides": ".stride()"}
 _PAIR = (0, 1)
 
 
@@ -56,7 +58,8 @@ class Overload(BuiltinFunction):
       to;
     - ``saved_fields``: the tensors backward reads, by name (an argument or an output), each shown
       as ``_saved_<name>``; ``saved_attrs``: the non-tensor values, by argument name, and
-      ``<arg>_sym_sizes`` for the shape of an argument; no ``setup_context`` needs writing;
+      ``<arg>_sym_sizes`` / ``<arg>_sym_strides`` for its shape / strides; no
+      ``setup_context`` needs writing;
     - ``non_differentiable``: outputs that get no grad_fn (max's indices);
     - ``is_view``: the result is a view of the first argument (shares its storage and version);
     - ``returns``: the named tuple that a multi-output forward returns;
@@ -103,9 +106,12 @@ class Overload(BuiltinFunction):
         cls._save_from = tuple(names[n] for n in cls.saved_fields)
 
         def sources(attrs: tuple) -> tuple:
-            return tuple((name, names[name[: -len("_sym_sizes")]], True)
-                         if name.endswith("_sym_sizes") else (name, names[name], False)
-                         for name in attrs)
+            out = []
+            for name in attrs:
+                head, _, read = name.rpartition("_sym_")
+                # (the read is a code snippet: ``setup_context`` is written out from it)
+                out.append((name, names[head], _READS[read]) if head else (name, names[name], ""))
+            return tuple(out)
 
         cls._attr_from = sources(cls.saved_attrs)
         cls._forward_from = sources(cls.forward_attrs)
@@ -136,9 +142,10 @@ class Overload(BuiltinFunction):
         ctx._versions = [saved_version(v) if type(v) is Tensor and v._vc is not None else 0
                          for v in saved]
         ctx._nonleaf = 0
-        for name, p, sizes in cls._attr_from + cls._forward_from:
+        for name, p, read in cls._attr_from + cls._forward_from:
             v = args[p] if p >= 0 else outputs[~p]
-            setattr(ctx, name, tuple(v.shape) if sizes else v)
+            setattr(ctx, name, tuple(v.stride()) if read == ".stride()" else
+                    tuple(v.shape) if read else v)
         return ctx
 
     @classmethod
@@ -197,8 +204,8 @@ def _setup_for(cls: type) -> Callable:
     lines = []
     if cls._save_from:
         lines.append(f"ctx.save_for_backward({', '.join(source(p) for p in cls._save_from)})")
-    for name, p, sizes in cls._attr_from:
-        lines.append(f"ctx.{name} = tuple({source(p)}.shape)" if sizes else
+    for name, p, read in cls._attr_from:
+        lines.append(f"ctx.{name} = tuple({source(p)}{read})" if read else
                      f"ctx.{name} = {source(p)}")
     body = "\n    ".join(lines or ["pass"])
     namespace: dict = {}

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from . import activation, indexing, inplace, linalg, reduction, setitem, shape
+from . import activation, indexing, inplace, reduction, setitem, shape
 from .pointwise import selection, unary
 from .pointwise.selection import where
 
@@ -207,20 +207,6 @@ def _mse(args, out, t):
     return terms.mean() if mode == 1 else terms.sum() if mode == 2 else terms
 
 
-def _mm(mul, zeros: bool = True):
-    """The rule of a matrix product ``mul(a, b)``: ``mul(ta, b) + mul(a, tb)``. As in torch, a
-    missing tangent takes part as zeros (so a nan or inf in the other factor gives nan), except
-    in ``dot``, which skips it."""
-    def rule(args, out, t):
-        a, b = args
-        ta, tb = t
-        if zeros:
-            ta, tb = _or_zeros(ta, a), _or_zeros(tb, b)
-        return _sum(None if ta is None else mul(ta, b), None if tb is None else mul(a, tb))
-
-    return rule
-
-
 # ---------------------------------------------------------------------------------- joins
 def _joined(fn):
     def rule(args, out, t):
@@ -290,10 +276,6 @@ RULES = {
     shape.Split: _linear(lambda t, size, dim: shape.split(t, size, dim)),
     shape.SplitWithSizes: _linear(lambda t, sizes, dim: shape.split_with_sizes(t, sizes, dim)),
     shape.Stack: _joined(shape.stack), shape.Cat: _joined(shape.cat),
-    # matrix products
-    linalg.Mm: _mm(lambda a, b: a.mm(b)), linalg.Mv: _mm(lambda a, b: a.mv(b)),
-    linalg.Dot: _mm(lambda a, b: a.dot(b), zeros=False),
-    linalg.Bmm: _mm(lambda a, b: linalg.bmm(a, b)),
     # indexing
     indexing.Alias: lambda a, o, t: t[0],
     indexing.Select: _linear(indexing.select),
