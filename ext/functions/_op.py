@@ -59,7 +59,8 @@ class Overload(BuiltinFunction):
     - ``saved_fields``: the tensors backward reads, by name (an argument or an output), each shown
       as ``_saved_<name>``; ``saved_attrs``: the non-tensor values, by argument name, and
       ``<arg>_sym_sizes`` / ``<arg>_sym_strides`` for its shape / strides; no
-      ``setup_context`` needs writing;
+      ``setup_context`` needs writing; ``saved_for``: a saved value only one input's gradient
+      reads, by name (``{"self": "other"}``): saved only when that input needs a gradient;
     - ``non_differentiable``: outputs that get no grad_fn (max's indices);
     - ``is_view``: the result is a view of the first argument (shares its storage and version);
     - ``returns``: the named tuple that a multi-output forward returns;
@@ -78,6 +79,7 @@ class Overload(BuiltinFunction):
     returns: type | None = None
     jvp = None
     forward_attrs: tuple = ()
+    saved_for: dict = {}
     double_backward = True
     # Filled in when the class is made: where each saved value comes from.
     _save_from: tuple = ()
@@ -195,18 +197,25 @@ def _setup_for(cls: type) -> Callable:
     writes ``__init__``): a loop over the plan costs a measurable share of a small op's
     dispatch (``benchmarks/ops.py``), the written-out body what a hand-written one costs."""
     multi = len(cls.outputs) > 1
+    args = {n: i for i, n in enumerate(cls.args)}
 
     def source(p: int) -> str:
         if p >= 0:
             return f"inputs[{p}]"
         return f"output[{~p}]" if multi else "output"
 
+    def only(name: str, value: str, empty: str = "None") -> str:
+        needer = cls.saved_for.get(name)
+        return value if needer is None else \
+            f"({value} if ctx.needs_input_grad[{args[needer]}] else {empty})"
+
     lines = []
     if cls._save_from:
-        lines.append(f"ctx.save_for_backward({', '.join(source(p) for p in cls._save_from)})")
+        saved = (only(n, source(p)) for n, p in zip(cls.saved_fields, cls._save_from))
+        lines.append(f"ctx.save_for_backward({', '.join(saved)})")
     for name, p, read in cls._attr_from:
-        lines.append(f"ctx.{name} = tuple({source(p)}{read})" if read else
-                     f"ctx.{name} = {source(p)}")
+        lines.append(f"ctx.{name} = " + (only(name, f"tuple({source(p)}{read})", "()") if read
+                                         else only(name, source(p))))
     body = "\n    ".join(lines or ["pass"])
     namespace: dict = {}
     exec(f"def setup_context(ctx, inputs, output):\n    {body}\n", namespace)  # noqa: S102

@@ -44,18 +44,9 @@ class Mm(Overload):
     args = ("self", "mat2")
     saved_fields = ("self", "mat2")
     saved_attrs = ("self_sym_sizes", "self_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        a, b = inputs
-        needs = ctx.needs_input_grad
-        # (by need, so not stated by name: each operand only for the other's gradient, and each
-        # input's strides only for its own gradient, as torch does)
-        ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)
-        ctx.self_sym_sizes = tuple(a.shape)
-        ctx.self_sym_strides = tuple(a.stride()) if needs[0] else ()
-        ctx.mat2_sym_sizes = tuple(b.shape)
-        ctx.mat2_sym_strides = tuple(b.stride()) if needs[1] else ()
+    # each operand for the other's gradient, each one's strides for its own, as torch saves them
+    saved_for = {"self": "mat2", "mat2": "self", "self_sym_strides": "self",
+                 "mat2_sym_strides": "mat2"}
 
     @staticmethod
     def backward(ctx, grad):
@@ -101,12 +92,7 @@ class Mv(Overload):
     node_name = "MvBackward0"
     args = ("self", "vec")
     saved_fields = ("self", "vec")
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        a, v = inputs
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
-                              v if ctx.needs_input_grad[0] else None)
+    saved_for = {"self": "vec", "vec": "self"}
 
     @staticmethod
     def backward(ctx, grad):
@@ -125,12 +111,7 @@ class Dot(Overload):
     node_name = "DotBackward0"
     args = ("self", "tensor")
     saved_fields = ("self", "tensor")
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        u, v = inputs
-        ctx.save_for_backward(u if ctx.needs_input_grad[1] else None,
-                              v if ctx.needs_input_grad[0] else None)
+    saved_for = {"self": "tensor", "tensor": "self"}
 
     @staticmethod
     def backward(ctx, grad):
@@ -149,12 +130,7 @@ class Bmm(Overload):
     node_name = "BmmBackward0"
     args = ("self", "mat2")
     saved_fields = ("self", "mat2")
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        a, b = inputs
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
-                              b if ctx.needs_input_grad[0] else None)
+    saved_for = {"self": "mat2", "mat2": "self"}
 
     @staticmethod
     def backward(ctx, grad):

@@ -235,15 +235,9 @@ class Mul(Overload):
     node_name = "MulBackward0"
     args = ("self", "other")
     saved_fields = ("self", "other")
+    saved_for = {"self": "other", "other": "self"}  # (each operand for the other's gradient)
     tensor_positions = (0, 1)  # (other may be a number)
     jvp = ELEMENTWISE  # ta * b + a * tb
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        a, b = inputs
-        # Each operand is needed only for the other's gradient (not stated by name: by need).
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
-                              b if ctx.needs_input_grad[0] else None)
 
     @staticmethod
     def backward(ctx, grad):
@@ -288,13 +282,9 @@ class Div(Overload):
     node_name = "DivBackward0"
     args = ("self", "other")
     saved_fields = ("self", "other")
+    saved_for = {"self": "other"}
     tensor_positions = (0, 1)  # (other may be a number)
     forward_attrs = ("result",)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        a, b = inputs
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
 
     @staticmethod
     def backward(ctx, grad):

@@ -14,51 +14,60 @@ from ._common import apply
 
 
 # ---------------------------------------------------------------------------------- comparisons
-def _compare(kernel, name: str):
+def _compare(name: str, kernel):
     def compare(a, b) -> Tensor:
         ops = binary_operands(a, b) if type(a) is Tensor else None
         if ops is None:
             return NotImplemented
         return wrap(apply(kernel, *ops))
 
-    compare.__name__ = name
     compare.__doc__ = f"Elementwise ``{name}`` comparison, a bool tensor (not differentiable)."
-    return compare
+    # (the operator is the function itself: it returns NotImplemented for what it does not take)
+    return declare(name, function=compare, methods=(name, f"__{name}__"))
 
 
-def _logical(kernel, name: str, position: int = 2):
-    # ``position``: where torch's message counts ``other`` (1 for the method, 2 for ext.<name>).
-    def logical(a, b) -> Tensor:
-        if not isinstance(b, Tensor):
-            raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, "
-                            f"not {type(b).__name__}")
-        return wrap(apply(kernel, a._data, b._data))
-
-    logical.__name__ = name
-    logical.__doc__ = f"Elementwise ``{name}`` of the truth values, a bool tensor."
-    return logical
+eq = _compare("eq", np.equal)
+ne = _compare("ne", np.not_equal)
+lt = _compare("lt", np.less)
+le = _compare("le", np.less_equal)
+gt = _compare("gt", np.greater)
+ge = _compare("ge", np.greater_equal)
 
 
-def _declare_logical(name: str, kernel):
-    # (torch's method counts ``other`` as argument 1, its function as argument 2)
-    return declare(name, function=_logical(kernel, name),
-                   methods={name: _logical(kernel, name, 1)})
+def _logical(name: str, kernel):
+    def parser(position: int):
+        # (where torch's message counts ``other``: 1 for the method, 2 for ext.<name>)
+        def logical(a, b) -> Tensor:
+            if not isinstance(b, Tensor):
+                raise TypeError(f"{name}(): argument 'other' (position {position}) must be "
+                                f"Tensor, not {type(b).__name__}")
+            return wrap(apply(kernel, a._data, b._data))
+
+        logical.__name__ = name
+        logical.__doc__ = f"Elementwise ``{name}`` of the truth values, a bool tensor."
+        return logical
+
+    return declare(name, function=parser(2), methods={name: parser(1)})
 
 
-logical_and = _declare_logical("logical_and", np.logical_and)
-logical_or = _declare_logical("logical_or", np.logical_or)
-logical_xor = _declare_logical("logical_xor", np.logical_xor)
+logical_and = _logical("logical_and", np.logical_and)
+logical_or = _logical("logical_or", np.logical_or)
+logical_xor = _logical("logical_xor", np.logical_xor)
 
 
-def _logical_not(x: Tensor) -> Tensor:
-    """Elementwise ``not`` of the truth values, a bool tensor."""
-    return wrap(np.logical_not(x._data))
+def _elementwise(name: str, kernel, doc: str):
+    def elementwise(x: Tensor) -> Tensor:
+        return wrap(kernel(x._data))
+
+    elementwise.__doc__ = doc
+    return declare(name, function=elementwise)
 
 
-logical_not = declare("logical_not", function=_logical_not)
+logical_not = _elementwise("logical_not", np.logical_not,
+                           "Elementwise ``not`` of the truth values, a bool tensor.")
 
 
-def _bitwise(kernel, name: str, symbol: str):
+def _bitwise(name: str, kernel, symbol: str, operator: str):
     def bitwise(a, b) -> Tensor:
         if type(a) is not Tensor:
             return NotImplemented
@@ -77,20 +86,14 @@ def _bitwise(kernel, name: str, symbol: str):
                                       f"'{_dtype.FROM_NUMPY[ad.dtype]._short}'")
         return wrap(apply(kernel, ad, bd))
 
-    bitwise.__name__ = name
     bitwise.__doc__ = f"Elementwise ``{symbol}`` of bool or integer tensors."
-    return bitwise
+    # (the operators are the function itself: it returns NotImplemented for what it does not take)
+    return declare(name, function=bitwise, methods=(name, f"__{operator}__", f"__r{operator}__"))
 
 
-def _declare_bitwise(name: str, kernel, symbol: str, operator: str):
-    fn = _bitwise(kernel, name, symbol)
-    # (the function returns NotImplemented itself for an operand it does not take)
-    return declare(name, function=fn, methods=(name, f"__{operator}__", f"__r{operator}__"))
-
-
-bitwise_and = _declare_bitwise("bitwise_and", np.bitwise_and, "&", "and")
-bitwise_or = _declare_bitwise("bitwise_or", np.bitwise_or, "|", "or")
-bitwise_xor = _declare_bitwise("bitwise_xor", np.bitwise_xor, "^", "xor")
+bitwise_and = _bitwise("bitwise_and", np.bitwise_and, "&", "and")
+bitwise_or = _bitwise("bitwise_or", np.bitwise_or, "|", "or")
+bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor, "^", "xor")
 
 
 def _bitwise_not(x: Tensor) -> Tensor:
@@ -103,7 +106,7 @@ def _bitwise_not(x: Tensor) -> Tensor:
     return wrap(np.invert(d))
 
 
-def invert(x: Tensor) -> Tensor:
+def _invert(x: Tensor) -> Tensor:
     """``~x``: ``bitwise_not``, which the operator refuses for floating tensors with a
     TypeError."""
     if x._data.dtype.kind == "f":
@@ -113,20 +116,7 @@ def invert(x: Tensor) -> Tensor:
 
 
 bitwise_not = declare("bitwise_not", function=_bitwise_not,
-                      methods={"bitwise_not": _bitwise_not, "__invert__": invert})
-
-
-def _declare_compare(name: str, kernel):
-    # (the operator is the function itself: it returns NotImplemented for what it does not take)
-    return declare(name, function=_compare(kernel, name), methods=(name, f"__{name}__"))
-
-
-eq = _declare_compare("eq", np.equal)
-ne = _declare_compare("ne", np.not_equal)
-lt = _declare_compare("lt", np.less)
-le = _declare_compare("le", np.less_equal)
-gt = _declare_compare("gt", np.greater)
-ge = _declare_compare("ge", np.greater_equal)
+                      methods={"bitwise_not": _bitwise_not, "__invert__": _invert})
 
 
 class NanToNum(Overload):
@@ -154,17 +144,10 @@ def _nan_to_num(x: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor
 nan_to_num = declare("nan_to_num", NanToNum, function=_nan_to_num, inplace="nan_to_num_")
 
 
-def _check(kernel, name: str, doc: str):
-    def check(x: Tensor) -> Tensor:
-        return wrap(kernel(x._data))
-
-    check.__doc__ = doc
-    return declare(name, function=check)
-
-
-isnan = _check(np.isnan, "isnan", "Where x is nan (a bool tensor).")
-isinf = _check(np.isinf, "isinf", "Where x is +inf or -inf (a bool tensor).")
-isfinite = _check(np.isfinite, "isfinite", "Where x is neither nan nor infinite (a bool tensor).")
+isnan = _elementwise("isnan", np.isnan, "Where x is nan (a bool tensor).")
+isinf = _elementwise("isinf", np.isinf, "Where x is +inf or -inf (a bool tensor).")
+isfinite = _elementwise("isfinite", np.isfinite,
+                        "Where x is neither nan nor infinite (a bool tensor).")
 
 
 def _equal(a: Tensor, b: Tensor) -> bool:
@@ -173,13 +156,13 @@ def _equal(a: Tensor, b: Tensor) -> bool:
 
 
 def _allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-             equal_nan: bool = False) -> bool:
+              equal_nan: bool = False) -> bool:
     """True if |a - b| <= atol + rtol * |b| everywhere (broadcasting)."""
     return bool(isclose(a, b, rtol, atol, equal_nan)._data.all())
 
 
 def _isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-            equal_nan: bool = False) -> Tensor:
+             equal_nan: bool = False) -> Tensor:
     """Where |a - b| <= atol + rtol * |b| (a bool tensor); both must have the same dtype."""
     for i, (name, t) in enumerate((("input", a), ("other", b))):
         if not isinstance(t, Tensor):
