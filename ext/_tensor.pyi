@@ -561,7 +561,7 @@ class Tensor:
         """The product of all elements, or along ``dim``."""
         ...
     def reciprocal(self) -> Tensor:
-        """1 / x."""
+        """1 / x: d/dx = -1/x² = -result²."""
         ...
     def reciprocal_(self, *args, **kwargs):
         """In-place ``reciprocal``: modifies this tensor and returns it."""

@@ -25,6 +25,8 @@ def _input(T, a):
         return [_input(T, i) for i in a]
     if isinstance(a, torch.dtype):
         return getattr(T, str(a).rsplit(".", 1)[-1])
+    if isinstance(a, torch.Tensor):  # (a constant argument, such as class targets)
+        return a if T is torch else ext.tensor(a.numpy())
     if not isinstance(a, np.ndarray):
         return a
     if a.dtype.kind in "biu":
@@ -40,6 +42,17 @@ def _first(out):
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
+# Not yet matched (issue 10): native_layer_norm_backward's own derivatives, given the statistics
+# as constant arguments, differ between torch and ext's formula (which reads eps back from rstd).
+_OPEN = {"NativeLayerNormBackwardBackward0"}
+
+
+def _cases(test: str):
+    return [pytest.param(ov, a, id=i, marks=pytest.mark.xfail(
+        strict=True, reason=f"{ov.node_name}: {test} not yet matched")) if ov.node_name in _OPEN
+        else pytest.param(ov, a, id=i) for i, (ov, a) in zip(IDS, CASES)]
+
+
 def _ways(ov, args):
     """(name, module, inputs, output) for the mini-engine, torch-native and the bridge."""
     for name, T, run in (("ext", ext, ov.forward), ("torch", torch, ov.forward),
@@ -52,7 +65,7 @@ def _tensors(inputs):
     return [a for a in inputs if isinstance(a, (ext.Tensor, torch.Tensor)) and a.requires_grad]
 
 
-@pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
+@pytest.mark.parametrize(("ov", "args"), _cases("double backward"))
 def test_values_gradients_and_double_backward_agree_three_ways(ov, args):
     out_shape = tuple(_first(ov.forward(*_inputs(torch, args))).shape)
     grad = _rng.uniform(0.5, 1.5, out_shape)
@@ -79,6 +92,10 @@ def _saved_tensor(ov, inputs, out):
     """The first value the overload saves that is a tensor (an argument or an output)."""
     outs = out if isinstance(out, tuple) else (out,)
     for name in ov.saved_fields:
+        needer = ov.saved_for.get(name)
+        if needer is not None and not getattr(inputs[ov.args.index(needer)], "requires_grad",
+                                              False):
+            continue  # (saved only when that input needs a gradient)
         value = inputs[ov.args.index(name)] if name in ov.args else outs[ov.outputs.index(name)]
         if isinstance(value, (ext.Tensor, torch.Tensor)):
             return value
@@ -119,13 +136,13 @@ def test_hooks_fire_in_the_same_order_three_ways(ov, args):
     assert sorted(orders["bridge"][3:]) == sorted(orders["ext"][3:])
 
 
-@pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
+@pytest.mark.parametrize(("ov", "args"), _cases("forward AD"))
 def test_the_declared_forward_rule_answers_torch_forward_ad_in_the_bridge(ov, args):
     import torch.autograd.forward_ad as fwAD
 
     plain = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in _inputs(torch, args))
-    where = [i for i, a in enumerate(plain)
-             if isinstance(a, torch.Tensor) and a.is_floating_point()]
+    # (the inputs are the float arrays; a torch tensor in a case is a constant argument)
+    where = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
     tangents = [torch.tensor(_rng.uniform(-1, 1, tuple(plain[i].shape))) for i in where]
 
     def native(*tensors):

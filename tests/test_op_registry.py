@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import ext
-from ext.functions import _op, activation, indexing, inplace, reduction, setitem, shape
+from ext.functions import _op, activation, indexing, inplace, linalg, reduction, setitem, shape
 from ext.functions.nn_ops import activation as nn_activation
 from ext.functions.nn_ops import normalization, sparse
-from ext.functions.pointwise import arithmetic, selection, unary
+from ext.functions.pointwise import arithmetic, logical, selection, unary
 
 torch = pytest.importorskip("torch")
 
@@ -31,6 +31,7 @@ _W = torch.tensor(_X[0, :3])
 _INDICES = torch.tensor([[0, 2], [1, 2]])
 # (layer_norm's statistics over the last dim of _X, constants of its backward op)
 _STATS = tuple(torch.ops.aten.native_layer_norm(torch.tensor(_X), [4], None, None, 1e-5)[1:])
+_B = _rng.uniform(0.5, 1.5, (1, 4))  # (broadcast against _X)
 
 
 def _t(a):
@@ -194,6 +195,29 @@ CASES = [
     (sparse.EmbeddingDenseBackward, (_X[:, :2].reshape(2, 1, 3).repeat(2, 1), _INDICES, 4, -1,
                                      False)),
     (sparse.EmbeddingDenseBackward, (_X[:2, :2, None].repeat(3, 2), _INDICES, 3, 2, False)),
+    # arithmetic
+    (arithmetic.Add, (_X, _B, 1)),
+    (arithmetic.Add, (_B, _X, 2.5)),
+    (arithmetic.Sub, (_X, _B, 1)),
+    (arithmetic.Sub, (_B, _X, -0.5)),
+    (arithmetic.RsubTensor, (_X, _B, 2)),
+    (arithmetic.Rsub, (_X, 2.0, 1)),
+    (arithmetic.Rsub, (_X, 2.0, 1.5)),
+    (arithmetic.Mul, (_X, _B)),
+    (arithmetic.Mul, (_X, 2.5)),
+    (arithmetic.MulScalar, (_X, 2.5)),
+    (arithmetic.Div, (_B, _X)),
+    (arithmetic.Div, (_X, 2.5)),
+    (arithmetic.DivScalar, (_X, 2.5)),
+    (arithmetic.Reciprocal, (_X,)),
+    # matrix products (matmul is a composite of these and of views: no overload of its own)
+    (linalg.Mm, (_X, _X.T.copy())),
+    (linalg.Mv, (_X, _X[0])),
+    (linalg.Dot, (_X[0], _Y[0])),
+    (linalg.Bmm, (np.stack([_X, _Y]), np.stack([_X.T, _Y.T]))),
+    # comparisons, logical and bitwise ops, checks of values (only nan_to_num has a derivative)
+    (logical.NanToNum, (np.where(_Y > 1.0, np.inf, np.where(_Y < 0.0, np.nan, _X)), 0.5, 2.0,
+                        None)),
 ]
 IDS = [f"{ov.node_name}-{i}" for i, (ov, _) in enumerate(CASES)]
 

@@ -182,7 +182,16 @@ def _make_builtin(ov: type, flavour: str) -> type:
         return tuple(out) if isinstance(out, list) else out  # (torch wants a tuple)
 
     def setup_context(ctx, inputs, output):
-        save(ctx, inputs, tuple(output) if multi else output)
+        # (through a recording ctx: torch's saves tensors only, and a declaration may save a
+        # number, as mul's other)
+        rec = _Recorder(ctx.needs_input_grad)
+        save(rec, inputs, tuple(output) if multi else output)
+        saved = rec._saves.get("save_for_backward", ())
+        ctx.save_for_backward(*[v if isinstance(v, torch.Tensor) else None for v in saved])
+        ctx._ext_numbers = {i: v for i, v in enumerate(saved)
+                            if v is not None and not isinstance(v, torch.Tensor)}
+        for name, value in rec._attrs.items():
+            setattr(ctx, name, value)
         if ov.non_differentiable:
             ctx.mark_non_differentiable(*output[ov._linked:])
         # (for jvp: the arguments, tensors through save_for_forward, and the outputs)
@@ -190,6 +199,9 @@ def _make_builtin(ov: type, flavour: str) -> type:
         ctx.save_for_forward(*[inputs[i] for i in where], *(output if multi else (output,)))
         ctx._ext_where = where
         ctx._ext_plain = tuple(None if i in where else a for i, a in enumerate(inputs))
+
+    def backward(ctx, *grads):
+        return ov.backward(_Saved(ctx), *grads)
 
     def jvp(ctx, *tangents):
         values = ctx.saved_tensors
@@ -199,14 +211,39 @@ def _make_builtin(ov: type, flavour: str) -> type:
         outs = values[len(ctx._ext_where):]
         out = ov.tangents(tuple(args), tuple(outs) if multi else outs[0],
                           tangents if ov.variadic else tangents[:n_args])
-        return tuple(out) if isinstance(out, list) else out
+        if isinstance(out, list):
+            out = tuple(out)  # (torch wants a tuple)
+        if multi and not isinstance(out, tuple):  # (the non-differentiable outputs have none)
+            out = (out,) + (None,) * (len(outs) - 1)
+        return out
 
     namespace = {"forward": staticmethod(run),
                  "setup_context": staticmethod(setup_context),
-                 "backward": staticmethod(ov.backward), "jvp": staticmethod(jvp),
+                 "backward": staticmethod(backward), "jvp": staticmethod(jvp),
                  "generate_vmap_rule": True, "__module__": ov.__module__,
                  "__qualname__": ov.__qualname__, "__doc__": ov.__doc__, "_ext_function": ov}
     return type(ov.__name__, (torch.autograd.Function,), namespace)
+
+
+class _Saved:
+    """torch's ctx as a declaration's backward reads it: the numbers it saved (which torch's
+    ctx cannot hold) back in their places among the saved tensors."""
+
+    __slots__ = ("_ctx",)
+
+    def __init__(self, ctx) -> None:
+        self._ctx = ctx
+
+    @property
+    def saved_tensors(self) -> tuple:
+        saved = self._ctx.saved_tensors
+        numbers = self._ctx._ext_numbers
+        if not numbers:
+            return saved
+        return tuple(numbers.get(i, v) for i, v in enumerate(saved))
+
+    def __getattr__(self, name: str):
+        return getattr(self._ctx, name)
 
 
 def _static(f):

@@ -1,8 +1,7 @@
 """``ext.functions``: the op library. Every differentiable op is a Function here.
 
-Ops declared through ``_op.declare`` (see docs/adding_an_op.md) carry their names in the op
-registry; the op modules not yet migrated declare ``METHODS`` (Tensor methods and operators) and
-``FUNCTIONS`` (``ext.*`` free functions). ``install`` puts the methods on ``ext.Tensor`` and the
+Every op is declared once through ``_op.declare`` (see docs/adding_an_op.md) and carries its
+names in the op registry. ``install`` puts the registry's methods on ``ext.Tensor`` and its
 functions in ``ext`` when ``ext`` is imported: the one table through which the Tensor reaches
 the ops, and the only place where a lower layer is given code from a higher one
 (``tools/stubs.py`` writes what it installs into ``ext/_tensor.pyi`` and ``ext/__init__.pyi``).
@@ -15,7 +14,6 @@ from . import (
     _op,
     activation,
     dropin,
-    forward_rules,
     creation,
     indexing,
     inplace,
@@ -66,16 +64,8 @@ from .dropin import (  # the drop-in pack (docs/pack.md)
 __all__ = ["BuiltinFunction", "namespace_of", "METHODS", "FUNCTIONS", "install",
            *dropin.FUNCTIONS, *dropin.CLASSES]
 
-_MODULES = (pointwise, reduction, linalg, indexing, setitem, creation)
-
-METHODS: dict = {}
-FUNCTIONS: dict = {}
-for _module in _MODULES:
-    METHODS.update(_module.METHODS)
-    FUNCTIONS.update(_module.FUNCTIONS)
-METHODS.update(_op.methods())
-FUNCTIONS.update(_op.functions())
-METHODS.update(inplace.methods())
+METHODS: dict = {**_op.methods(), **inplace.methods()}
+FUNCTIONS: dict = _op.functions()
 
 
 def install(namespace: dict) -> None:
@@ -84,4 +74,3 @@ def install(namespace: dict) -> None:
     for name, fn in METHODS.items():
         setattr(Tensor, name, fn)
     namespace.update(FUNCTIONS)
-    forward_rules.install()

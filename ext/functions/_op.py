@@ -65,6 +65,7 @@ def _attr_source(name: str, names: dict) -> tuple:
     if name not in names and name.endswith("_dim") and name[: -len("_dim")] in names:
         return name[: -len("_dim")], "{}.dim()"
     return name, "{}"
+_PAIR = (0, 1)
 
 
 class Overload(BuiltinFunction):
@@ -83,7 +84,9 @@ class Overload(BuiltinFunction):
       one size / number of dims of an argument; ``ctx_attrs`` that name an argument are values
       backward reads that torch does not show; ``saved_list``: an argument that is a list of
       tensors (index's ``indices``), saved tensor by tensor after ``saved_fields`` and shown
-      whole; no ``setup_context`` needs writing;
+      whole; no ``setup_context`` needs writing; ``saved_for``: a saved value only one input's
+      gradient reads, by name (``{"self": "other"}``): saved only when that input needs a
+      gradient;
     - ``non_differentiable``: outputs that get no grad_fn (max's indices);
     - ``is_view``: the result is a view of the first argument (shares its storage and version);
       each of several results is one that may not be modified in place, as torch's;
@@ -99,6 +102,8 @@ class Overload(BuiltinFunction):
       returning the outputs' tangents (torch's signature: one tangent per forward argument);
     - ``jvp_zeros``: an explicit ``jvp`` is given zeros like the input, not None, for a tensor
       input without a tangent (as torch's formulas that read every input's tangent are);
+    - ``forward_attrs``: what an explicit ``jvp`` reads besides the saves, by name as
+      ``saved_attrs`` (torch's ``ctx.save_for_forward``), set on the forward rule's ctx only;
     - ``double_backward``: whether backward is itself differentiable (the contract the bridge
       and ext.testing read).
     """
@@ -113,17 +118,24 @@ class Overload(BuiltinFunction):
     variadic = False
     jvp = None
     jvp_zeros = False
+    forward_attrs: tuple = ()
+    saved_for: dict = {}
     double_backward = True
     # Filled in when the class is made: where each saved value comes from.
     _save_from: tuple = ()
     _attr_from: tuple = ()
     _list_from: int | None = None
+    _forward_from: tuple = ()
     _edge_pos: tuple = _FIRST
     _linked: int | None = 1
     _derived = True  # (setup_context made from the declared saves)
     _plain = False  # (one tensor input, the first; one output; not a view)
     _method = ""  # (set by declare: the Tensor method that runs the op, if it has one)
     _aten = ""  # (set by declare: the op's aten name)
+
+    @classmethod
+    def _node_slots(cls) -> tuple:
+        return super()._node_slots() + tuple(cls.forward_attrs)
 
     @classmethod
     def _decorate_node(cls) -> None:
@@ -143,19 +155,25 @@ class Overload(BuiltinFunction):
         cls._save_from = tuple(names[n] for n in cls.saved_fields)
         if cls.saved_list is not None:
             cls._list_from = names[cls.saved_list]
-        attrs = []
+
+        def sources(attrs) -> tuple:
+            out = []
+            for name in attrs:
+                arg, code = _attr_source(name, names)
+                read = None if code == "{}" else eval("lambda v: " + code.format("v"))  # noqa: S307
+                out.append((name, names[arg], code, read))
+            return tuple(out)
+
         # (the other ctx attributes that name an argument are read from it too)
-        for name in (*cls.saved_attrs,
-                     *(n for n in cls.ctx_attrs if _attr_source(n, names)[0] in names)):
-            arg, code = _attr_source(name, names)
-            read = None if code == "{}" else eval("lambda v: " + code.format("v"))  # noqa: S307
-            attrs.append((name, names[arg], code, read))
-        cls._attr_from = tuple(attrs)
+        cls._attr_from = sources((*cls.saved_attrs, *(
+            n for n in cls.ctx_attrs if _attr_source(n, names)[0] in names)))
+        cls._forward_from = sources(cls.forward_attrs)
         pos = cls.tensor_positions
         pos = tuple(range(len(cls.args))) if pos is None else tuple(pos)
-        # (one tensor input, the first: the common case, told by identity in dispatch; None:
-        # every tensor argument, however many)
-        cls._edge_pos = None if cls.variadic else _FIRST if pos == _FIRST else pos
+        # (one tensor input, the first: the common case, told by identity in dispatch; two, a
+        # binary op's; None: every tensor argument, however many)
+        cls._edge_pos = None if cls.variadic else _FIRST if pos == _FIRST else \
+            _PAIR if pos == _PAIR else pos
         cls._linked = len(cls.outputs) - len(cls.non_differentiable)
         cls._plain = cls._edge_pos is _FIRST and len(cls.outputs) == 1 and not cls.is_view
         if cls.outputs[cls._linked:] != cls.non_differentiable:
@@ -190,7 +208,7 @@ class Overload(BuiltinFunction):
         if not cls._derived:  # (a hand-written one: its saves are not stated by name)
             cls.setup_context(ctx, args, outputs if len(outputs) > 1 else outputs[0])
             return ctx
-        for name, p, _, read in cls._attr_from:
+        for name, p, _, read in cls._attr_from + cls._forward_from:
             v = args[p] if p >= 0 else outputs[~p]
             setattr(ctx, name, v if read is None else read(v))
         return ctx
@@ -236,7 +254,9 @@ class Overload(BuiltinFunction):
             if type(term) is tuple:
                 term = term[i]
             total = term if total is None else total + term
-        return total
+        # (a gradient that passes through keeps its input's shape, a tangent takes the output's)
+        shape = outputs[0].shape
+        return total if total.shape == shape else total.expand(shape)
 
     @classmethod
     def forward(cls, *args):
@@ -244,7 +264,9 @@ class Overload(BuiltinFunction):
         has none, the op of the same aten name (``ext.ops.aten`` or ``torch.ops.aten``)."""
         if cls._method:
             return getattr(args[0], cls._method)(*args[1:])
-        fn = getattr(namespace_of(args[0]).ops.aten, cls._aten)
+        fn = namespace_of(args[0]).ops.aten
+        for name in cls._aten.split("."):  # (an overload's own name: ``mul.Scalar``)
+            fn = getattr(fn, name)
         if cls.variadic:
             n = len(args) - len(cls.args) + 1
             return fn(args[:n], *args[n:])
@@ -258,20 +280,27 @@ def _setup_for(cls: type) -> Callable:
     writes ``__init__``): a loop over the plan costs a measurable share of a small op's
     dispatch (``benchmarks/ops.py``), the written-out body what a hand-written one costs."""
     multi = len(cls.outputs) > 1
+    args = {n: i for i, n in enumerate(cls.args)}
 
     def source(p: int) -> str:
         if p >= 0:
             return f"inputs[{p}]"
         return f"output[{~p}]" if multi else "output"
 
+    def only(name: str, value: str, empty: str = "None") -> str:
+        needer = cls.saved_for.get(name)
+        return value if needer is None else \
+            f"({value} if ctx.needs_input_grad[{args[needer]}] else {empty})"
+
     lines = []
-    saved = [source(p) for p in cls._save_from]
+    saved = [only(n, source(p)) for n, p in zip(cls.saved_fields, cls._save_from)]
     if cls._list_from is not None:
         saved.append(f"*{source(cls._list_from)}")
     if saved:
         lines.append(f"ctx.save_for_backward({', '.join(saved)})")
     for name, p, code, _ in cls._attr_from:
-        lines.append(f"ctx.{name} = {code.format(source(p))}")
+        lines.append(f"ctx.{name} = " + only(name, code.format(source(p)),
+                                             "None" if code == "{}" else "()"))
     body = "\n    ".join(lines or ["pass"])
     namespace: dict = {}
     exec(f"def setup_context(ctx, inputs, output):\n    {body}\n", namespace)  # noqa: S102
@@ -311,6 +340,11 @@ def dispatch(ov: type, data, args: tuple):
         if pos is _FIRST:
             if args[0]._requires_grad and out._data.dtype.kind == "f":
                 _record(ov, out, outputs, args)
+        elif pos is _PAIR:  # (a binary op: told without a loop, as it is among the hottest)
+            a, b = args[0], args[1]
+            if (type(a) is Tensor and a._requires_grad or type(b) is Tensor and b._requires_grad) \
+                    and out._data.dtype.kind == "f":
+                _record(ov, out, outputs, args)
         else:
             for p in range(len(args)) if pos is None else pos:
                 a = args[p]
@@ -336,6 +370,9 @@ def _record(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> None:
         edges = args[: len(args) - len(ov.args) + 1]  # (the list's tensors)
     elif len(pos) == 1:
         edges = (args[pos[0]],)
+    elif pos is _PAIR:
+        a, b = args[0], args[1]
+        edges = (a if type(a) is Tensor else None, b if type(b) is Tensor else None)
     elif ov.tensor_positions is None:
         edges = args  # (every argument is a tensor input)
     else:
@@ -442,6 +479,8 @@ def declare(name: str, *overloads: type, function: Callable | None = None,
     its first argument. ``inplace`` may be several names (``("clamp_", "clip_")``), and an entry
     of ``methods`` or ``inplace`` a ``(name, function)`` pair, for a method that is not the
     function itself (``Tensor.where`` takes ``self`` second; ``masked_fill_`` warns first).
+    An op's aten overload (``mul.Scalar``) is declared under that name, and
+    ``ext.ops.aten.mul.Scalar`` reaches it as in torch.
     """
     if function is None:
         function = _elementwise(name, overloads[0], kernel, dtype)
@@ -545,8 +584,13 @@ class _Namespace:
         self._prefix = f"{name}::"
 
     def __getattr__(self, name: str) -> Callable:
+        full = self._prefix + name
         for op in _REGISTRY.values():
-            if op.torch_op == self._prefix + name:
+            if op.torch_op == full:
+                for other in _REGISTRY.values():
+                    head, _, overload = other.torch_op.partition(".")
+                    if overload and head == full:  # (``mul.Scalar``, as torch names it)
+                        setattr(op.function, overload, other.function)
                 self.__dict__[name] = op.function  # (found once)
                 return op.function
         raise AttributeError(f"'_OpNamespace' '{self._prefix[:-2]}' object has no attribute "

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import _factories
 from .._tensor import Tensor
+from ._op import declare
 from .shape import to
 
 __all__ = ["new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "type_as"]
@@ -57,8 +58,7 @@ def type_as(self: Tensor, other: Tensor) -> Tensor:
     return to(self, other.dtype)
 
 
-METHODS = {
-    "new_zeros": new_zeros, "new_ones": new_ones, "new_empty": new_empty,
-    "new_full": new_full, "new_tensor": new_tensor, "type_as": type_as,
-}
-FUNCTIONS: dict = {}
+# (Tensor methods only, with no derivative of their own: declared so that the registry, the
+# one method table, lists them)
+for _fn in (new_zeros, new_ones, new_empty, new_full, new_tensor, type_as):
+    declare(_fn.__name__, function=_fn, functions=())

@@ -840,5 +840,3 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
 narrow = declare("narrow", function=narrow)
 getitem = declare("getitem", function=getitem, methods=("__getitem__",), functions=())
 # (every op of this module is declared)
-METHODS: dict = {}
-FUNCTIONS: dict = {}

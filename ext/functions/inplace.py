@@ -474,16 +474,6 @@ def _inplace_method(name: str, op):
     return method
 
 
-def _augmented(op):
-    def method(self, other):
-        if not isinstance(other, (Tensor, int, float, bool, np.generic)):
-            return NotImplemented
-        return apply_inplace(self, op, other)
-
-    method.__name__ = op.__name__
-    return method
-
-
 def methods() -> dict:
     """The in-place Tensor methods, made from the out-of-place ops of ``ext.functions``."""
     from . import pointwise as pw
@@ -500,16 +490,10 @@ def methods() -> dict:
         return cumprod(x, dim)
 
     table = {
-        "add_": pw.add, "sub_": pw.sub, "mul_": pw.mul, "div_": pw.div,
-        "reciprocal_": pw.reciprocal, "nan_to_num_": pw.nan_to_num,
         "cumprod_": cumprod_,
     }
     _DIRECT.update({pw.add: np.add, pw.sub: np.subtract, pw.mul: np.multiply,
                     pw.div: np.true_divide})
     out = {name: _inplace_method(name, op) for name, op in table.items()}
-    out.update({
-        "__iadd__": _augmented(pw.add), "__isub__": _augmented(pw.sub),
-        "__imul__": _augmented(pw.mul), "__itruediv__": _augmented(pw.div),
-    })
     return out
 

@@ -11,7 +11,7 @@ import numpy as np
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, wrap
-from ._builtin import BuiltinFunction, record
+from ._op import Overload, declare, dispatch
 from .shape import (
     SqueezeMatmul,
     contiguous,
@@ -37,27 +37,16 @@ def _scalar_type(d: np.ndarray) -> str:
     return FROM_NUMPY[d.dtype]._short
 
 
-class Mm(BuiltinFunction):
+class Mm(Overload):
     """A @ B for matrices: dA = grad @ Bᵀ, dB = Aᵀ @ grad."""
 
     node_name = "MmBackward0"
+    args = ("self", "mat2")
     saved_fields = ("self", "mat2")
     saved_attrs = ("self_sym_sizes", "self_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")
-
-    @staticmethod
-    def forward(a, b):
-        return a.mm(b)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        a, b = inputs
-        needs = ctx.needs_input_grad
-        ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)
-        # Each input's strides are kept only for its own gradient, as torch does.
-        ctx.self_sym_sizes = tuple(a.shape)
-        ctx.self_sym_strides = tuple(a.stride()) if needs[0] else ()
-        ctx.mat2_sym_sizes = tuple(b.shape)
-        ctx.mat2_sym_strides = tuple(b.stride()) if needs[1] else ()
+    # each operand for the other's gradient, each one's strides for its own, as torch saves them
+    saved_for = {"self": "mat2", "mat2": "self", "self_sym_strides": "self",
+                 "mat2_sym_strides": "mat2"}
 
     @staticmethod
     def backward(ctx, grad):
@@ -73,6 +62,10 @@ class Mm(BuiltinFunction):
                   else a.t().mm(grad))
         return ga, gb
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        return _product_jvp(ctx, ta, tb, lambda a, b: a.mm(b))
+
 
 def column_major(sizes: tuple, strides: tuple) -> bool:
     """Whether a matrix of ``sizes`` and ``strides`` is laid out column by column (torch's test
@@ -80,21 +73,26 @@ def column_major(sizes: tuple, strides: tuple) -> bool:
     return strides[0] == 1 and strides[1] == sizes[0]
 
 
-class Mv(BuiltinFunction):
+def _product_jvp(ctx, ta, tb, mul, zeros: bool = True):
+    """The tangent of a product ``mul(a, b)``: ``mul(ta, b) + mul(a, tb)``. As in torch, a
+    missing tangent takes part as zeros (so a nan or inf in the other factor gives nan), except
+    in ``dot``, which skips it."""
+    a, b = ctx.saved_tensors
+    if zeros:
+        ta = a.new_zeros(a.shape) if ta is None else ta
+        tb = b.new_zeros(b.shape) if tb is None else tb
+    if tb is None:
+        return mul(ta, b)
+    return mul(a, tb) if ta is None else mul(ta, b) + mul(a, tb)
+
+
+class Mv(Overload):
     """A @ v: dA = outer(grad, v), dv = Aᵀ @ grad."""
 
     node_name = "MvBackward0"
+    args = ("self", "vec")
     saved_fields = ("self", "vec")
-
-    @staticmethod
-    def forward(a, v):
-        return a.mv(v)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        a, v = inputs
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
-                              v if ctx.needs_input_grad[0] else None)
+    saved_for = {"self": "vec", "vec": "self"}
 
     @staticmethod
     def backward(ctx, grad):
@@ -102,22 +100,18 @@ class Mv(BuiltinFunction):
         return (grad.unsqueeze(1) * v if ctx.needs_input_grad[0] else None,
                 a.t().mv(grad) if ctx.needs_input_grad[1] else None)
 
+    @staticmethod
+    def jvp(ctx, ta, tv):
+        return _product_jvp(ctx, ta, tv, lambda a, v: a.mv(v))
 
-class Dot(BuiltinFunction):
+
+class Dot(Overload):
     """u · v: du = grad * v, dv = grad * u."""
 
     node_name = "DotBackward0"
+    args = ("self", "tensor")
     saved_fields = ("self", "tensor")
-
-    @staticmethod
-    def forward(u, v):
-        return u.dot(v)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        u, v = inputs
-        ctx.save_for_backward(u if ctx.needs_input_grad[1] else None,
-                              v if ctx.needs_input_grad[0] else None)
+    saved_for = {"self": "tensor", "tensor": "self"}
 
     @staticmethod
     def backward(ctx, grad):
@@ -125,28 +119,28 @@ class Dot(BuiltinFunction):
         return (grad * v if ctx.needs_input_grad[0] else None,
                 grad * u if ctx.needs_input_grad[1] else None)
 
+    @staticmethod
+    def jvp(ctx, tu, tv):
+        return _product_jvp(ctx, tu, tv, lambda u, v: u.dot(v), zeros=False)
 
-class Bmm(BuiltinFunction):
+
+class Bmm(Overload):
     """A @ B for batches of matrices: dA = grad @ Bᵀ, dB = Aᵀ @ grad, batch by batch."""
 
     node_name = "BmmBackward0"
+    args = ("self", "mat2")
     saved_fields = ("self", "mat2")
-
-    @staticmethod
-    def forward(a, b):
-        return a.bmm(b)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        a, b = inputs
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
-                              b if ctx.needs_input_grad[0] else None)
+    saved_for = {"self": "mat2", "mat2": "self"}
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         return (grad.bmm(b.transpose(1, 2)) if ctx.needs_input_grad[0] else None,
                 a.transpose(1, 2).bmm(grad) if ctx.needs_input_grad[1] else None)
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        return _product_jvp(ctx, ta, tb, lambda a, b: a.bmm(b))
 
 
 def _check_tensors(a, b, name: str, second: str = "other") -> None:
@@ -156,15 +150,7 @@ def _check_tensors(a, b, name: str, second: str = "other") -> None:
                         f"{type(bad).__name__}")
 
 
-def _product(op: type, a: Tensor, b: Tensor, data) -> Tensor:
-    out = wrap(data)
-    if STATE.grad_enabled and (a._requires_grad or b._requires_grad) and \
-            out._data.dtype.kind == "f" or STATE.special:
-        record(op, out, (a, b), (a, b))
-    return out
-
-
-def mm(a: Tensor, b: Tensor) -> Tensor:
+def _mm(a: Tensor, b: Tensor) -> Tensor:
     """The product of two matrices."""
     _check_tensors(a, b, "mm", "mat2")
     ad, bd = a._data, b._data
@@ -178,10 +164,10 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
     if ad.dtype != bd.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{_C_TYPE[ad.dtype.name]} != {_C_TYPE[bd.dtype.name]}")
-    return _product(Mm, a, b, ad @ bd)
+    return dispatch(Mm, ad @ bd, (a, b))
 
 
-def mv(a: Tensor, v: Tensor) -> Tensor:
+def _mv(a: Tensor, v: Tensor) -> Tensor:
     """The product of a matrix and a vector."""
     _check_tensors(a, v, "mv", "vec")
     ad, vd = a._data, v._data
@@ -195,10 +181,10 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
         vec = _scalar_type(vd)
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {vec}, "
                            f"{_scalar_type(ad)}, and {vec}")
-    return _product(Mv, a, v, ad @ vd)
+    return dispatch(Mv, ad @ vd, (a, v))
 
 
-def dot(u: Tensor, v: Tensor) -> Tensor:
+def _dot(u: Tensor, v: Tensor) -> Tensor:
     """The inner product of two vectors."""
     _check_tensors(u, v, "dot", "tensor")
     ud, vd = u._data, v._data
@@ -211,10 +197,10 @@ def dot(u: Tensor, v: Tensor) -> Tensor:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{ud.shape[0]}] and src "
                            f"[{vd.shape[0]}] to have the same number of elements, but got "
                            f"{ud.shape[0]} and {vd.shape[0]} elements respectively")
-    return _product(Dot, u, v, np.dot(ud, vd))
+    return dispatch(Dot, np.dot(ud, vd), (u, v))
 
 
-def bmm(a: Tensor, b: Tensor) -> Tensor:
+def _bmm(a: Tensor, b: Tensor) -> Tensor:
     """The products of two batches of matrices, matrix by matrix (no broadcasting)."""
     _check_tensors(a, b, "bmm", "mat2")
     ad, bd = a._data, b._data
@@ -231,10 +217,16 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
     if ad.dtype != bd.dtype:
         raise RuntimeError(f"expected scalar type {_scalar_type(ad)} but found "
                            f"{_scalar_type(bd)}")
-    return _product(Bmm, a, b, np.matmul(ad, bd))
+    return dispatch(Bmm, np.matmul(ad, bd), (a, b))
 
 
-def matmul(a: Tensor, b: Tensor) -> Tensor:
+mm = declare("mm", Mm, function=_mm)
+mv = declare("mv", Mv, function=_mv)
+dot = declare("dot", Dot, function=_dot)
+bmm = declare("bmm", Bmm, function=_bmm)
+
+
+def _matmul(a: Tensor, b: Tensor) -> Tensor:
     """The matrix product, dispatched by rank as torch does: dot, mv, mm, and for more than two
     dims a batched product with broadcast batch dims."""
     _check_tensors(a, b, "matmul")
@@ -249,9 +241,10 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         return mv(a, b) if db == 1 else mm(a, b)
     if STATE.grad_enabled and (a._requires_grad or b._requires_grad) or STATE.special:
         return _batched(a, b)
-    # Without a graph to build, NumPy's matmul computes the same values in one call. Anything
-    # it might get wrong (dtypes, sizes) goes through torch's composition, which raises torch's
-    # error for the way torch takes.
+    # Without a graph to build, NumPy's matmul computes the same values in one call (a
+    # hand-tuned path: several times faster than the composition of views, bmm and copies).
+    # Anything it might get wrong (dtypes, sizes) goes through torch's composition, which raises
+    # torch's error for the way torch takes.
     if ad.dtype == bd.dtype and ad.dtype != np.bool_ and \
             ad.shape[-1] == bd.shape[-2 if db > 1 else 0]:
         try:
@@ -324,9 +317,9 @@ def _batched(a: Tensor, b: Tensor) -> Tensor:
     if da == 3 and db == 3 and batch1[0] != batch2[0]:
         # A batch of one that needs a gradient is squeezed away so that the product folds.
         if batch1[0] == 1 and a._requires_grad:
-            return matmul(squeeze(a, 0), b)
+            return _matmul(squeeze(a, 0), b)
         if batch2[0] == 1 and b._requires_grad:
-            return matmul(a, squeeze(b, 0))
+            return _matmul(a, squeeze(b, 0))
     batch = _broadcast_batch(batch1, batch2)
     count = 1
     for s in batch:
@@ -339,10 +332,14 @@ def _batched(a: Tensor, b: Tensor) -> Tensor:
     return unsafe_view(bmm(a3, b3), batch + ((n,) if da > 1 else ()) + (p,))
 
 
-METHODS = {
-    "matmul": matmul, "mm": mm, "mv": mv, "dot": dot, "bmm": bmm,
-    "__matmul__": lambda self, other: matmul(self, other) if isinstance(other, Tensor)
-    else NotImplemented,
-    "__rmatmul__": lambda self, other: NotImplemented,
-}
-FUNCTIONS = {"matmul": matmul, "mm": mm, "mv": mv, "dot": dot, "bmm": bmm}
+def _matmul_operator(self, other):
+    return _matmul(self, other) if isinstance(other, Tensor) else NotImplemented
+
+
+def _rmatmul(self, other):
+    return NotImplemented  # (a tensor on the right of @ has a tensor on its left)
+
+
+# (a composite, as torch's: its graph holds the nodes of the ops it calls, none of its own)
+matmul = declare("matmul", function=_matmul, methods={
+    "matmul": _matmul, "__matmul__": _matmul_operator, "__rmatmul__": _rmatmul})

@@ -20,7 +20,6 @@ from .._tensor import Tensor, _wrap_dim, wrap
 from ._builtin import as_array, namespace_of
 from ._op import LINEAR, Overload, declare, dispatch
 from .indexing import _INTEGERS, _along
-from .pointwise.arithmetic import div_scalar
 from .shape import wrap_dims
 
 __all__ = ["sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std", "cumsum",
@@ -151,7 +150,8 @@ class MeanAll(Overload):
     @staticmethod
     def backward(ctx, grad):
         # torch: sum_backward(grad, ...) / numel, a division by a number (DivBackward1)
-        return div_scalar(grad.expand(ctx.self_sym_sizes), ctx.self_sym_numel)
+        return namespace_of(grad).ops.aten.div.Scalar(grad.expand(ctx.self_sym_sizes),
+                                                      ctx.self_sym_numel)
 
 
 class MeanDim(Overload):
@@ -169,7 +169,8 @@ class MeanDim(Overload):
         count = 1
         for d in ctx.dim or range(len(sizes)):
             count *= sizes[_wrap_dim(d, len(sizes))] if sizes else 1
-        return div_scalar(_expand_back(grad, ctx.dim, ctx.keepdim, sizes), count), None, None
+        return namespace_of(grad).ops.aten.div.Scalar(
+            _expand_back(grad, ctx.dim, ctx.keepdim, sizes), count), None, None
 
 
 def _mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -1052,6 +1053,3 @@ def _all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 
 any = declare("any", function=_any)  # noqa: A001 - torch's name
 all = declare("all", function=_all)  # noqa: A001 - torch's name
-
-METHODS: dict = {}
-FUNCTIONS: dict = {}

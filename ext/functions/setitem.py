@@ -246,5 +246,3 @@ index_put = declare("index_put", IndexPut, function=index_put,
                     functions={"index_put": _index_put})
 setitem = declare("setitem", function=setitem, methods=("__setitem__",), functions=())
 # (every op of this module is declared)
-METHODS: dict = {}
-FUNCTIONS: dict = {}

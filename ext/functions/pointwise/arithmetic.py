@@ -8,29 +8,26 @@ import numpy as np
 
 from ... import _dtype
 from ..._args import as_number
-from ..._state import STATE
-from ..._tensor import Tensor, wrap
-from .._builtin import BuiltinFunction, namespace_of, record
-from .._op import ELEMENTWISE, Overload, declare, dispatch
-from ._common import apply, edge, operands, recording, unary
+from ..._tensor import Tensor
+from .._builtin import namespace_of
+from .._op import ELEMENTWISE, FLOAT, Overload, declare, dispatch
+from ._common import apply, operands
 
 
 # ---------------------------------------------------------------------------------- add / sub
-class Add(BuiltinFunction):
+class Add(Overload):
     """a + alpha * b: the gradient passes through (scaled by alpha for b)."""
 
     node_name = "AddBackward0"
-    tangent_in_output_dtype = False  # (forward_rules._scaled_zero)
+    args = ("self", "other", "alpha")
     saved_attrs = ("alpha",)
     tensor_positions = (0, 1)
+    tangent_in_output_dtype = False  # (the rule gives torch's tangent dtype: _widened)
+    forward_attrs = ("self", "other", "result_sym_sizes")
 
     @staticmethod
     def forward(a, b, alpha=1):
         return a.add(b, alpha=alpha)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.alpha = inputs[2]
 
     @staticmethod
     def backward(ctx, grad):
@@ -39,34 +36,28 @@ class Add(BuiltinFunction):
             gb = scaled(grad, ctx.alpha)
         return grad if ctx.needs_input_grad[0] else None, gb, None
 
+    @staticmethod
+    def jvp(ctx, ta, tb, _):
+        return _sum_jvp(ctx, ctx.self, ta, ctx.other, tb, ctx.alpha)
 
-def add(a, b, *, alpha=1) -> Tensor:
+
+def _add(a, b, *, alpha=1) -> Tensor:
     """a + alpha * b, with broadcasting and type promotion."""
     ad, bd = operands(a, b, "add")
     if type(alpha) is not int or alpha != 1:
         alpha = _alpha(alpha, "add")
         bd = _times_alpha(ad, bd, alpha)
-    out = wrap(apply(np.add, ad, bd))
-    if recording(a, b) or STATE.special:
-        record(Add, out, (a, edge(b)), (a, b, alpha))
-    return out
+    return dispatch(Add, apply(np.add, ad, bd), (a, b, alpha))
 
 
-class Sub(BuiltinFunction):
+class Sub(Add):
     """a - alpha * b."""
 
     node_name = "SubBackward0"
-    tangent_in_output_dtype = False  # (forward_rules._scaled_zero)
-    saved_attrs = ("alpha",)
-    tensor_positions = (0, 1)
 
     @staticmethod
     def forward(a, b, alpha=1):
         return a.sub(b, alpha=alpha)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.alpha = inputs[2]
 
     @staticmethod
     def backward(ctx, grad):
@@ -75,8 +66,12 @@ class Sub(BuiltinFunction):
             gb = scaled(-grad, ctx.alpha)
         return grad if ctx.needs_input_grad[0] else None, gb, None
 
+    @staticmethod
+    def jvp(ctx, ta, tb, _):
+        return _sum_jvp(ctx, ctx.self, ta, ctx.other, tb, -ctx.alpha)
 
-def sub(a, b, *, alpha=1) -> Tensor:
+
+def _sub(a, b, *, alpha=1) -> Tensor:
     """a - alpha * b."""
     ad, bd = operands(a, b, "sub")
     if a._data.dtype == np.bool_ or type(b) is bool or \
@@ -85,10 +80,7 @@ def sub(a, b, *, alpha=1) -> Tensor:
     if type(alpha) is not int or alpha != 1:
         alpha = _alpha(alpha, "sub")
         bd = _times_alpha(ad, bd, alpha)
-    out = wrap(apply(np.subtract, ad, bd))
-    if recording(a, b) or STATE.special:
-        record(Sub, out, (a, edge(b)), (a, b, alpha))
-    return out
+    return dispatch(Sub, apply(np.subtract, ad, bd), (a, b, alpha))
 
 
 def _bool_sub_error(a: Tensor, b) -> None:
@@ -129,41 +121,55 @@ def _times_alpha(ad: np.ndarray, bd, alpha):
     return bd * alpha
 
 
-class Rsub(BuiltinFunction):
-    """number - alpha * x (``2 - x``): the number is not an input of the node."""
-
-    node_name = "RsubBackward1"
-    saved_attrs = ("alpha",)
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, other, alpha=1):
-        return other - alpha * x
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.alpha = inputs[2]
-
-    @staticmethod
-    def backward(ctx, grad):
-        return scaled(-grad, ctx.alpha), None, None
+def _sum_jvp(ctx, p, tp, s, ts, factor):
+    """torch's tangent of ``p + factor * s`` (add, sub and rsub, ``factor`` being +-alpha): a
+    missing tangent is torch's zero tensor of its operand's dtype and shape, which can widen the
+    other's dtype (``_widened``) and broadcasts it to the output's shape."""
+    alpha = ctx.alpha
+    if ts is None:
+        t = _widened(tp, s, alpha)
+    else:
+        t = ts if factor == 1 else -ts if factor == -1 else ts * factor
+        t = _widened(t, p, 1) if tp is None else tp + t
+    shape = ctx.result_sym_sizes
+    return t if tuple(t.shape) == shape else t.expand(shape)
 
 
-class RsubTensor(BuiltinFunction):
+def _widened(t, operand, alpha):
+    """``t`` plus torch's zero tangent of ``operand`` (a tensor or a number) times ``alpha``,
+    in the dtype that sum takes. torch makes the zero in the operand's dtype, multiplies it by
+    alpha taken as a 0-d tensor of its own (float64 for a float) unless alpha is 1, and adds it
+    with promotion: an integer or 0-d operand with a float alpha makes the tangent float64,
+    whatever the output's dtype. Promotion only reads dtypes and whether a tensor is 0-d, so
+    one-element stand-ins compute the dtype, and the values stay ``t``'s, -0.0 included."""
+    ns = namespace_of(t)
+    if hasattr(operand, "new_zeros"):
+        zero = operand.new_zeros((1,) if operand.ndim else ())
+    elif alpha == 1:
+        return t  # (no zero for a number)
+    else:
+        zero = ns.zeros((), dtype=_number_dtype(ns, operand))
+    if alpha != 1:
+        zero = zero * ns.tensor(alpha, dtype=_number_dtype(ns, alpha))
+    wide = (zero + t.new_zeros((1,) if t.ndim else ())).dtype
+    return t if wide == t.dtype else t.to(wide)
+
+
+def _number_dtype(ns, value):
+    # a Python number taken as a 0-d tensor of its own (not a wrapped number)
+    if isinstance(value, (bool, np.bool_)):
+        return ns.bool
+    return ns.int64 if isinstance(value, (int, np.integer)) else ns.float64
+
+
+class RsubTensor(Add):
     """other - alpha * x for a tensor ``other`` (``ext.rsub(x, other)``)."""
 
     node_name = "RsubBackward0"
-    tangent_in_output_dtype = False  # (forward_rules._scaled_zero)
-    saved_attrs = ("alpha",)
-    tensor_positions = (0, 1)
 
     @staticmethod
     def forward(x, other, alpha=1):
         return namespace_of(x).rsub(x, other, alpha=alpha)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.alpha = inputs[2]
 
     @staticmethod
     def backward(ctx, grad):
@@ -172,8 +178,30 @@ class RsubTensor(BuiltinFunction):
             gx = scaled(-grad, ctx.alpha)
         return gx, grad if ctx.needs_input_grad[1] else None, None
 
+    @staticmethod
+    def jvp(ctx, tx, tother, _):
+        return _sum_jvp(ctx, ctx.other, tother, ctx.self, tx, -ctx.alpha)
 
-def rsub(x: Tensor, other, alpha=1) -> Tensor:
+
+class Rsub(Overload):
+    """number - alpha * x (``2 - x``): the number is not an input of the node."""
+
+    node_name = "RsubBackward1"
+    args = ("self", "other", "alpha")
+    saved_attrs = ("alpha",)
+    tensor_positions = (0,)
+    jvp = ELEMENTWISE  # -alpha * tangent
+
+    @staticmethod
+    def forward(x, other, alpha=1):
+        return namespace_of(x).rsub(x, other, alpha=alpha)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return scaled(-grad, ctx.alpha), None, None
+
+
+def _rsub(x: Tensor, other, alpha=1) -> Tensor:
     """other - alpha * x."""
     if type(other) is Tensor:
         od, xd = operands(other, x, "rsub")
@@ -182,40 +210,34 @@ def rsub(x: Tensor, other, alpha=1) -> Tensor:
         if type(alpha) is not int or alpha != 1:
             alpha = _alpha(alpha, "rsub")
             xd = _times_alpha(od, xd, alpha)
-        out = wrap(apply(np.subtract, od, xd))
-        if recording(x, other) or STATE.special:
-            record(RsubTensor, out, (x, other), (x, other, alpha))
-        return out
+        return dispatch(RsubTensor, apply(np.subtract, od, xd), (x, other, alpha))
     xd, od = operands(x, other, "rsub")
     if x._data.dtype == np.bool_ or type(other) is bool:
         _bool_sub_error(x, other)
     if type(alpha) is not int or alpha != 1:
         alpha = _alpha(alpha, "rsub")
         xd = _times_alpha(xd, xd, alpha)
-    out = wrap(od - xd)
-    if recording(x, None) or STATE.special:
-        record(Rsub, out, (x,), (x, other, alpha))
-    return out
+    return dispatch(Rsub, od - xd, (x, other, alpha))
+
+
+add = declare("add", Add, function=_add, operator="__add__", reflected=("__radd__", _add),
+              inplace="add_", augmented="__iadd__")
+rsub = declare("rsub", RsubTensor, Rsub, function=_rsub, methods=())
+sub = declare("sub", Sub, function=_sub, methods=("sub", "subtract"),
+              functions=("sub", "subtract"), operator="__sub__", reflected=("__rsub__", rsub),
+              inplace="sub_", augmented="__isub__")
 
 
 # ---------------------------------------------------------------------------------- mul / div
-class Mul(BuiltinFunction):
+class Mul(Overload):
     """a * b: each gradient is the other operand times grad."""
 
     node_name = "MulBackward0"
+    args = ("self", "other")
     saved_fields = ("self", "other")
-    tensor_positions = (0, 1)
-
-    @staticmethod
-    def forward(a, b):
-        return a * b
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        a, b = inputs
-        # Each operand is needed only for the other's gradient.
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
-                              b if ctx.needs_input_grad[0] else None)
+    saved_for = {"self": "other", "other": "self"}  # (each operand for the other's gradient)
+    tensor_positions = (0, 1)  # (other may be a number)
+    jvp = ELEMENTWISE  # ta * b + a * tb
 
     @staticmethod
     def backward(ctx, grad):
@@ -224,104 +246,45 @@ class Mul(BuiltinFunction):
                 grad * a if ctx.needs_input_grad[1] else None)
 
 
-def mul(a, b) -> Tensor:
+def _mul(a, b) -> Tensor:
     """a * b, with broadcasting and type promotion."""
     ad, bd = operands(a, b, "mul")
-    out = wrap(apply(np.multiply, ad, bd))
-    if recording(a, b) or STATE.special:
-        record(Mul, out, (a, edge(b)), (a, b))
-    return out
+    return dispatch(Mul, apply(np.multiply, ad, bd), (a, b))
 
 
-class MulScalar(BuiltinFunction):
+class MulScalar(Overload):
     """x * a number as torch's backward formulas multiply (its C++ ``mul.Scalar``, a node of
     its own, MulBackward1; Python's ``x * 2`` is MulBackward0)."""
 
     node_name = "MulBackward1"
+    args = ("self", "other")
     saved_attrs = ("other",)
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, other):
-        return x * other
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.other = inputs[1]
+    jvp = ELEMENTWISE  # tangent * other
 
     @staticmethod
     def backward(ctx, grad):
-        return mul_scalar(grad, ctx.other), None
-
-    @staticmethod
-    def jvp(args, out, tangents):
-        return mul_scalar(tangents[0], args[1])
+        return namespace_of(grad).ops.aten.mul.Scalar(grad, ctx.other), None
 
 
-def mul_scalar(x, other):
-    """x * other (a number), recorded as torch's backward formulas record it (MulBackward1)."""
-    if type(x) is not Tensor:
-        return x * other
-    out = wrap(apply(np.multiply, *operands(x, other, "mul")))
-    if recording(x, other) or STATE.special:
-        record(MulScalar, out, (x,), (x, other))
-    return out
+def _mul_scalar(x: Tensor, other) -> Tensor:
+    return dispatch(MulScalar, apply(np.multiply, *operands(x, other, "mul")), (x, other))
 
 
 def scaled(x, factor):
-    """torch's maybe_multiply: x itself when ``factor`` is 1, else ``mul_scalar(x, factor)``."""
-    return x if factor == 1 else mul_scalar(x, factor)
+    """torch's maybe_multiply: x itself when ``factor`` is 1, else ``mul.Scalar(x, factor)``."""
+    return x if factor == 1 else namespace_of(x).ops.aten.mul.Scalar(x, factor)
 
 
-class DivScalar(BuiltinFunction):
-    """x / a number as torch's backward formulas divide (``div.Scalar``, DivBackward1)."""
-
-    node_name = "DivBackward1"
-    saved_attrs = ("other",)
-    tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, other):
-        return x / other
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.other = inputs[1]
-
-    @staticmethod
-    def backward(ctx, grad):
-        return div_scalar(grad, ctx.other), None
-
-    @staticmethod
-    def jvp(args, out, tangents):
-        return div_scalar(tangents[0], args[1])
-
-
-def div_scalar(x, other):
-    """x / other (a number), recorded as torch's backward formulas record it (DivBackward1)."""
-    if type(x) is not Tensor:
-        return x / other
-    out = wrap(apply(np.true_divide, *operands(x, other, "div")))
-    if recording(x, other) or STATE.special:
-        record(DivScalar, out, (x,), (x, other))
-    return out
-
-
-class Div(BuiltinFunction):
+class Div(Overload):
     """a / b: d/da = 1/b, d/db = -a/b²."""
 
     node_name = "DivBackward0"
+    args = ("self", "other")
     saved_fields = ("self", "other")
-    tensor_positions = (0, 1)
-
-    @staticmethod
-    def forward(a, b):
-        return a / b
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        a, b = inputs
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+    saved_for = {"self": "other"}
+    tensor_positions = (0, 1)  # (other may be a number)
+    forward_attrs = ("result",)
 
     @staticmethod
     def backward(ctx, grad):
@@ -330,8 +293,17 @@ class Div(BuiltinFunction):
         return (grad / b if ctx.needs_input_grad[0] else None,
                 -grad * (a / b / b) if ctx.needs_input_grad[1] else None)
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        # torch's (ta - tb * result) / b, a missing tangent dropping out as its zero tensor does
+        _, b = ctx.saved_tensors
+        if tb is None:
+            return ta / b
+        prod = tb * ctx.result
+        return (-prod if ta is None else ta - prod) / b
 
-def div(a, b) -> Tensor:
+
+def _div(a, b) -> Tensor:
     """True division a / b; integers divide into the default float dtype."""
     ad, bd = operands(a, b, "div")
     if ad.dtype.kind != "f":
@@ -339,25 +311,33 @@ def div(a, b) -> Tensor:
         if type(bd) is np.ndarray:
             bd = bd.astype(ad.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = wrap(apply(np.true_divide, ad, bd))
-    if recording(a, b) or STATE.special:
-        record(Div, out, (a, edge(b)), (a, b))
-    return out
+        return dispatch(Div, apply(np.true_divide, ad, bd), (a, b))
 
 
-class Reciprocal(BuiltinFunction):
+class DivScalar(Overload):
+    """x / a number as torch's backward formulas divide (``div.Scalar``, DivBackward1)."""
+
+    node_name = "DivBackward1"
+    args = ("self", "other")
+    saved_attrs = ("other",)
+    tensor_positions = (0,)
+    jvp = ELEMENTWISE  # tangent / other
+
+    @staticmethod
+    def backward(ctx, grad):
+        return namespace_of(grad).ops.aten.div.Scalar(grad, ctx.other), None
+
+
+def _div_scalar(x: Tensor, other) -> Tensor:
+    return dispatch(DivScalar, apply(np.true_divide, *operands(x, other, "div")), (x, other))
+
+
+class Reciprocal(Overload):
     """1 / x: d/dx = -1/x² = -result²."""
 
     node_name = "ReciprocalBackward0"
     saved_fields = ("result",)
-
-    @staticmethod
-    def forward(x):
-        return x.reciprocal()
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output)
+    jvp = ELEMENTWISE
 
     @staticmethod
     def backward(ctx, grad):
@@ -365,14 +345,13 @@ class Reciprocal(BuiltinFunction):
         return -grad * y * y
 
 
-def reciprocal(x: Tensor) -> Tensor:
-    """1 / x."""
-    return unary(Reciprocal, x, _reciprocal_kernel, to_float=True)
-
-
 def _reciprocal_kernel(d):
     with np.errstate(divide="ignore"):
         return np.reciprocal(d)
+
+
+reciprocal = declare("reciprocal", Reciprocal, kernel=_reciprocal_kernel, dtype=FLOAT,
+                     inplace="reciprocal_")
 
 
 def rdiv(x: Tensor, other) -> Tensor:
@@ -380,6 +359,16 @@ def rdiv(x: Tensor, other) -> Tensor:
     if type(other) is Tensor:
         return div(other, x)
     return mul(reciprocal(x), other)
+
+
+mul = declare("mul", Mul, function=_mul, methods=("mul", "multiply"),
+              functions=("mul", "multiply"), operator="__mul__", reflected=("__rmul__", _mul),
+              inplace="mul_", augmented="__imul__")
+mul_scalar = declare("mul.Scalar", MulScalar, function=_mul_scalar, methods=(), functions=())
+div = declare("div", Div, function=_div, methods=("div", "divide", "true_divide"),
+              functions=("div", "divide", "true_divide"), operator="__truediv__",
+              reflected=("__rtruediv__", rdiv), inplace="div_", augmented="__itruediv__")
+div_scalar = declare("div.Scalar", DivScalar, function=_div_scalar, methods=(), functions=())
 
 
 # ---------------------------------------------------------------------------------- pow

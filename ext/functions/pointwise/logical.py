@@ -8,50 +8,66 @@ from ... import _dtype
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import gradient_edge
-from .._builtin import BuiltinFunction, binary_operands, not_differentiable_checks, record
-from ._common import apply, recording
+from .._builtin import binary_operands, not_differentiable_checks
+from .._op import ELEMENTWISE, Overload, declare, dispatch
+from ._common import apply
 
 
 # ---------------------------------------------------------------------------------- comparisons
-def _compare(kernel, name: str):
+def _compare(name: str, kernel):
     def compare(a, b) -> Tensor:
         ops = binary_operands(a, b) if type(a) is Tensor else None
         if ops is None:
             return NotImplemented
         return wrap(apply(kernel, *ops))
 
-    compare.__name__ = name
     compare.__doc__ = f"Elementwise ``{name}`` comparison, a bool tensor (not differentiable)."
-    return compare
+    # (the operator is the function itself: it returns NotImplemented for what it does not take)
+    return declare(name, function=compare, methods=(name, f"__{name}__"))
 
 
-def _logical(kernel, name: str, position: int = 2):
-    # ``position``: where torch's message counts ``other`` (1 for the method, 2 for ext.<name>).
-    def logical(a, b) -> Tensor:
-        if not isinstance(b, Tensor):
-            raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, "
-                            f"not {type(b).__name__}")
-        return wrap(apply(kernel, a._data, b._data))
-
-    logical.__name__ = name
-    logical.__doc__ = f"Elementwise ``{name}`` of the truth values, a bool tensor."
-    return logical
+eq = _compare("eq", np.equal)
+ne = _compare("ne", np.not_equal)
+lt = _compare("lt", np.less)
+le = _compare("le", np.less_equal)
+gt = _compare("gt", np.greater)
+ge = _compare("ge", np.greater_equal)
 
 
-logical_and = _logical(np.logical_and, "logical_and")
-logical_or = _logical(np.logical_or, "logical_or")
-logical_xor = _logical(np.logical_xor, "logical_xor")
-LOGICAL_METHODS = {name: _logical(kernel, name, 1) for name, kernel in (
-    ("logical_and", np.logical_and), ("logical_or", np.logical_or),
-    ("logical_xor", np.logical_xor))}
+def _logical(name: str, kernel):
+    def parser(position: int):
+        # (where torch's message counts ``other``: 1 for the method, 2 for ext.<name>)
+        def logical(a, b) -> Tensor:
+            if not isinstance(b, Tensor):
+                raise TypeError(f"{name}(): argument 'other' (position {position}) must be "
+                                f"Tensor, not {type(b).__name__}")
+            return wrap(apply(kernel, a._data, b._data))
+
+        logical.__name__ = name
+        logical.__doc__ = f"Elementwise ``{name}`` of the truth values, a bool tensor."
+        return logical
+
+    return declare(name, function=parser(2), methods={name: parser(1)})
 
 
-def logical_not(x: Tensor) -> Tensor:
-    """Elementwise ``not`` of the truth values, a bool tensor."""
-    return wrap(np.logical_not(x._data))
+logical_and = _logical("logical_and", np.logical_and)
+logical_or = _logical("logical_or", np.logical_or)
+logical_xor = _logical("logical_xor", np.logical_xor)
 
 
-def _bitwise(kernel, name: str, symbol: str):
+def _elementwise(name: str, kernel, doc: str):
+    def elementwise(x: Tensor) -> Tensor:
+        return wrap(kernel(x._data))
+
+    elementwise.__doc__ = doc
+    return declare(name, function=elementwise)
+
+
+logical_not = _elementwise("logical_not", np.logical_not,
+                           "Elementwise ``not`` of the truth values, a bool tensor.")
+
+
+def _bitwise(name: str, kernel, symbol: str, operator: str):
     def bitwise(a, b) -> Tensor:
         if type(a) is not Tensor:
             return NotImplemented
@@ -70,17 +86,17 @@ def _bitwise(kernel, name: str, symbol: str):
                                       f"'{_dtype.FROM_NUMPY[ad.dtype]._short}'")
         return wrap(apply(kernel, ad, bd))
 
-    bitwise.__name__ = name
     bitwise.__doc__ = f"Elementwise ``{symbol}`` of bool or integer tensors."
-    return bitwise
+    # (the operators are the function itself: it returns NotImplemented for what it does not take)
+    return declare(name, function=bitwise, methods=(name, f"__{operator}__", f"__r{operator}__"))
 
 
-bitwise_and = _bitwise(np.bitwise_and, "bitwise_and", "&")
-bitwise_or = _bitwise(np.bitwise_or, "bitwise_or", "|")
-bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor", "^")
+bitwise_and = _bitwise("bitwise_and", np.bitwise_and, "&", "and")
+bitwise_or = _bitwise("bitwise_or", np.bitwise_or, "|", "or")
+bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor, "^", "xor")
 
 
-def bitwise_not(x: Tensor) -> Tensor:
+def _bitwise_not(x: Tensor) -> Tensor:
     """Elementwise ``~``: logical not of bools, bitwise not of integers."""
     d = x._data
     if d.dtype.kind == "f":
@@ -90,7 +106,7 @@ def bitwise_not(x: Tensor) -> Tensor:
     return wrap(np.invert(d))
 
 
-def invert(x: Tensor) -> Tensor:
+def _invert(x: Tensor) -> Tensor:
     """``~x``: ``bitwise_not``, which the operator refuses for floating tensors with a
     TypeError."""
     if x._data.dtype.kind == "f":
@@ -99,74 +115,54 @@ def invert(x: Tensor) -> Tensor:
     return wrap(np.invert(x._data))
 
 
-eq = _compare(np.equal, "eq")
-ne = _compare(np.not_equal, "ne")
-lt = _compare(np.less, "lt")
-le = _compare(np.less_equal, "le")
-gt = _compare(np.greater, "gt")
-ge = _compare(np.greater_equal, "ge")
+bitwise_not = declare("bitwise_not", function=_bitwise_not,
+                      methods={"bitwise_not": _bitwise_not, "__invert__": _invert})
 
 
-
-class NanToNum(BuiltinFunction):
+class NanToNum(Overload):
     """nan, +inf and -inf replaced by numbers: the gradient passes only where x was finite."""
 
     node_name = "NanToNumBackward0"
+    args = ("self", "nan", "posinf", "neginf")
     saved_fields = ("self",)
     tensor_positions = (0,)
-
-    @staticmethod
-    def forward(x, nan=0.0, posinf=None, neginf=None):
-        return x.nan_to_num(nan, posinf, neginf)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
+    jvp = ELEMENTWISE  # tangent * isfinite(x)
 
     @staticmethod
     def backward(ctx, grad):
         # torch's grad * isfinite(x): a nan or inf gradient at a non-finite x gives nan
         (x,) = ctx.saved_tensors
-        return grad * isfinite(x), None, None, None
+        return grad * x.isfinite(), None, None, None
 
 
-def nan_to_num(x: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
+def _nan_to_num(x: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
     """x with nan, +inf, -inf replaced (by 0 and the dtype's largest and smallest values)."""
-    d = x._data
-    out = wrap(np.nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf))
-    if recording(x, None) and d.dtype.kind == "f" or STATE.special:
-        record(NanToNum, out, (x,), (x, nan, posinf, neginf))
-    return out
+    return dispatch(NanToNum, np.nan_to_num(x._data, nan=nan, posinf=posinf, neginf=neginf),
+                    (x, nan, posinf, neginf))
 
 
-def isnan(x: Tensor) -> Tensor:
-    """Where x is nan (a bool tensor)."""
-    return wrap(np.isnan(x._data))
+nan_to_num = declare("nan_to_num", NanToNum, function=_nan_to_num, inplace="nan_to_num_")
 
 
-def isinf(x: Tensor) -> Tensor:
-    """Where x is +inf or -inf (a bool tensor)."""
-    return wrap(np.isinf(x._data))
+isnan = _elementwise("isnan", np.isnan, "Where x is nan (a bool tensor).")
+isinf = _elementwise("isinf", np.isinf, "Where x is +inf or -inf (a bool tensor).")
+isfinite = _elementwise("isfinite", np.isfinite,
+                        "Where x is neither nan nor infinite (a bool tensor).")
 
 
-def isfinite(x: Tensor) -> Tensor:
-    """Where x is neither nan nor infinite (a bool tensor)."""
-    return wrap(np.isfinite(x._data))
-
-
-def equal(a: Tensor, b: Tensor) -> bool:
+def _equal(a: Tensor, b: Tensor) -> bool:
     """True if both have the same shape and the same values (nan is never equal)."""
     return a._data.shape == b._data.shape and bool(np.array_equal(a._data, b._data))
 
 
-def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-             equal_nan: bool = False) -> bool:
+def _allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+              equal_nan: bool = False) -> bool:
     """True if |a - b| <= atol + rtol * |b| everywhere (broadcasting)."""
     return bool(isclose(a, b, rtol, atol, equal_nan)._data.all())
 
 
-def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-            equal_nan: bool = False) -> Tensor:
+def _isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> Tensor:
     """Where |a - b| <= atol + rtol * |b| (a bool tensor); both must have the same dtype."""
     for i, (name, t) in enumerate((("input", a), ("other", b))):
         if not isinstance(t, Tensor):
@@ -187,3 +183,6 @@ def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
     return out
 
 
+equal = declare("equal", function=_equal)
+isclose = declare("isclose", function=_isclose)
+allclose = declare("allclose", function=_allclose)
