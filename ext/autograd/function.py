@@ -16,17 +16,36 @@ import numpy as np
 
 from .._state import STATE, refresh_special
 from .._tensor import Tensor, wrap
-from .graph import Node, freed_marker, link, save, unpack_all
+from .graph import (
+    ERR_BACKWARD_TWICE,
+    Node,
+    SavedTensor,
+    check_saved_input,
+    link,
+    save,
+    saved_version,
+)
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
-_FREED = freed_marker()
+FREED = object()  # a node's saved values once backward released them
 
 
 class FunctionCtx:
-    """What ``forward``/``setup_context`` use to leave information for ``backward``."""
+    """What ``forward``/``setup_context`` use to leave information for ``backward``.
+
+    Both kinds of node (a custom Function's and a built-in's) keep what they save the same way,
+    in ``_saved``: an input as the object itself, with the version it had in ``_versions`` (None
+    when all were at version 0) and whether it had a grad_fn in bit i of ``_nonleaf``; an output
+    of the node, or any tensor under ``saved_tensors_hooks``, as a ``SavedTensor``; anything
+    else (None, a built-in's numbers) as it is. ``saved_tensors`` checks them, as torch's
+    ``SavedVariable.unpack`` does, with one message.
+    """
 
     __slots__ = ()
+    # Whether the saved values are read by a built-in's formula, which refuses a non-leaf input
+    # detached in place since (torch hands a custom Function the node itself as the history).
+    _formula = False
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
         """Save tensors (inputs, outputs or None) for ``backward``, checked for in-place
@@ -45,17 +64,6 @@ class FunctionCtx:
                                      "should save non-tensors as attributes on ctx.")
         self._saved_forward = tensors
 
-    @property
-    def saved_tensors(self) -> tuple:
-        """The tensors given to ``save_for_backward``; inputs come back as the same objects."""
-        forward = getattr(self, "_saved_forward", None)
-        if forward is not None and getattr(self, "_in_jvp", False):
-            return forward
-        saved = self._saved
-        if saved is None:
-            return ()
-        return unpack_all(saved, self)
-
     def mark_dirty(self, *tensors: Tensor) -> None:
         """Declare inputs that forward modified in place; they must be returned, and come back
         as the same objects with this Function as their grad_fn."""
@@ -69,18 +77,78 @@ class FunctionCtx:
         """Whether ``backward`` receives zeros (True, the default) or None for unused outputs."""
         self._materialize_grads = value
 
-    def _finish_saving(self, outputs: tuple) -> None:
-        to_save = self._to_save
-        if to_save is None:
-            self._saved = ()
+    def _store(self, *values) -> None:
+        """Keep ``values`` for backward (see the class); the node is already linked, so its
+        outputs are the tensors whose grad_fn it is."""
+        if STATE.special and STATE.saved_hooks is not None:
+            self._saved = tuple(save(v, v._grad_fn is self) if type(v) is Tensor else v
+                                for v in values)
+            self._versions = None
+            self._nonleaf = 0
             return
-        self._to_save = None
-        self._saved = tuple(
-            None if t is None else save(t, any(t is o for o in outputs))
-            for t in to_save)
+        saved = values
+        versions = None
+        nonleaf = 0
+        for i, v in enumerate(values):
+            if type(v) is not Tensor:
+                continue
+            fn = v._grad_fn
+            if fn is self:
+                if saved is values:
+                    saved = list(values)
+                saved[i] = SavedTensor(v, True)
+                continue
+            if fn is not None:
+                nonleaf |= 1 << i
+            if v._vc is not None:
+                version = saved_version(v)
+                if version:
+                    if versions is None:
+                        versions = [0] * len(values)
+                    versions[i] = version
+        self._saved = values if saved is values else tuple(saved)
+        self._versions = versions
+        self._nonleaf = nonleaf
+
+    def _unpack_saved(self) -> tuple:
+        """The saved values, refused if a saved tensor was modified in place since it was saved
+        (or, for a formula, detached in place since it was saved as a non-leaf)."""
+        saved = self._saved
+        if saved is FREED:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        versions = self._versions
+        if versions is None:
+            # The common case: nothing was at a non-zero version when saved, so a saved tensor
+            # is intact exactly when its counter is still 0 (or was never made) and it has the
+            # grad_fn it had (a leaf now was a leaf then, or was detached in place since).
+            for v in saved:
+                if type(v) is Tensor:
+                    vc = v._vc
+                    if vc is not None and vc[0]:
+                        break
+                    if v._grad_fn is None and self._nonleaf:
+                        break
+                elif v is not None and isinstance(v, SavedTensor):
+                    break
+            else:
+                return saved
+        out = []
+        nonleaf = self._nonleaf if self._formula else 0
+        for i, v in enumerate(saved):
+            if type(v) is Tensor:
+                check_saved_input(v, 0 if versions is None else versions[i], nonleaf >> i & 1)
+            elif isinstance(v, SavedTensor):
+                v = v.unpack(self, self._formula)
+            out.append(v)
+        return tuple(out)
+
+    def _release(self) -> None:
+        """Drop the saved values (backward without retain_graph)."""
+        if self._saved:
+            self._saved = FREED
 
 
-class BackwardCFunction(Node, FunctionCtx):
+class BackwardCFunction(FunctionCtx, Node):
     """The node of a custom Function; ``<ClassName>Backward`` classes derive from it."""
 
     _forward_cls: type
@@ -89,7 +157,11 @@ class BackwardCFunction(Node, FunctionCtx):
     _non_differentiable: tuple = ()
     _dirty: tuple = ()
     _to_save = None
-    _saved = None
+    _saved: tuple | object = ()
+    _versions = None
+    _nonleaf = 0
+    _saved_forward = None
+    _in_jvp = False
 
     def __init__(self) -> None:
         # Made through Function.apply (or the built-ins' fast path), not by users.
@@ -130,13 +202,13 @@ class BackwardCFunction(Node, FunctionCtx):
             grads.append(result[p])
         return tuple(grads)
 
-    def _release(self) -> None:
-        saved = self._saved
-        if saved:
-            for s in saved:
-                if s is not None:
-                    s.free()
-            self._saved = _FREED
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward`` (in ``jvp``: to ``save_for_forward``);
+        inputs come back as the same objects."""
+        if self._in_jvp and self._saved_forward is not None:
+            return self._saved_forward
+        return self._unpack_saved()
 
 
 def _zeros_for(meta: tuple) -> Tensor:
@@ -320,7 +392,10 @@ class Function(metaclass=FunctionMeta):
                 # After the history is set and before the tensors are saved, as in torch: a
                 # missing jvp raises with the graph built, and jvp sees no saved tensors.
                 _forward_tangents(cls, ctx, args, outputs, tangents)
-            ctx._finish_saving(outputs)
+            to_save = ctx._to_save
+            if to_save is not None:
+                ctx._to_save = None
+                ctx._store(*to_save)
         else:
             ctx._to_save = None
             if tangents is not None:

@@ -45,9 +45,6 @@ next_sequence_nr = _sequence.__next__
 # AccumulateGrad's sequence number in torch (UINT64_MAX): it runs as soon as it is ready.
 ACCUMULATE_SEQ = 18446744073709551615
 
-_FREED = object()  # marks saved tensors released by backward
-
-
 _hook_ids = itertools.count()
 
 
@@ -294,9 +291,16 @@ def check_saved_input(t: Tensor, version: int, nonleaf: bool) -> None:
     """
     if nonleaf and t._grad_fn is None:
         raise RuntimeError(ERR_DETACHED)
+    check_version(t, version)
+
+
+def check_version(t: Tensor, version: int, producer: Node | None = None,
+                  output_nr: int = 0) -> None:
+    """Refuse ``t``, saved at ``version``, if it was modified in place since (torch's message
+    names ``producer``'s output ``output_nr``, by default t's own history)."""
     vc = t._vc
     if vc is not None and vc[0] != version:
-        raise RuntimeError(version_error(t, version))
+        raise RuntimeError(version_error(t, version, producer, output_nr))
 
 
 class SavedTensor:
@@ -390,8 +394,7 @@ class SavedTensor:
         if not self._is_output:
             check_saved_input(t, self._version, formula and self._nonleaf)
             return t
-        if current_version(t) != self._version:
-            raise RuntimeError(version_error(t, self._version, node, self._output_nr))
+        check_version(t, self._version, node, self._output_nr)
         out = t.detach()
         if self._requires_grad and node is not None:
             out._grad_fn, out._output_nr = self._output_edge(node)
@@ -657,14 +660,3 @@ def grad_enabled() -> bool:
     """Whether operations are being recorded (grad mode is on)."""
     return STATE.grad_enabled
 
-
-def unpack_all(saved, node: Node) -> tuple:
-    """Unpack a node's saved tensors, raising the backward-twice error once they were freed."""
-    if saved is _FREED:
-        raise RuntimeError(ERR_BACKWARD_TWICE)
-    return tuple(s.unpack(node) if isinstance(s, SavedTensor) else s for s in saved)
-
-
-def freed_marker() -> Any:
-    """The value a node's saved tuple takes once backward released it."""
-    return _FREED

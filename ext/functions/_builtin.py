@@ -16,17 +16,8 @@ from .. import _dtype
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, wrap
-from ..autograd.function import Function, FunctionCtx
-from ..autograd.graph import (
-    ERR_BACKWARD_TWICE,
-    Node,
-    SavedTensor,
-    check_saved_input,
-    freed_marker,
-    link,
-    save,
-    saved_version,
-)
+from ..autograd.function import FREED, Function, FunctionCtx
+from ..autograd.graph import ERR_BACKWARD_TWICE, Node, SavedTensor, check_saved_input, link
 
 __all__ = ["BuiltinFunction", "BuiltinNode", "record", "as_array", "binary_operands",
            "namespace_of", "not_differentiable_checks"]
@@ -39,86 +30,20 @@ _NEEDS_TWO = (((False, False), (False, True)), ((True, False), (True, True)))
 _SCALARS = (builtins.int, builtins.float, builtins.bool)
 
 
-_FREED = freed_marker()
-
-
-class BuiltinNode(Node, FunctionCtx):
+class BuiltinNode(FunctionCtx, Node):
     """The node of a built-in op, which is also the ctx its ``backward`` reads.
 
     Backward is trusted, so the custom-Function checks are skipped, and a node that received no
-    gradient is not run at all. Saved inputs are kept as they are (a Python number stays a
-    number until ``_saved_*`` shows it as torch's 0-d tensor); saved outputs go through
-    ``SavedTensor`` so that the node never holds its own output.
+    gradient is not run at all. It saves as every ctx does (``FunctionCtx``); a saved Python
+    number stays a number until ``_saved_*`` shows it as torch's 0-d tensor.
     """
 
     __slots__ = ("needs_input_grad", "_saved", "_versions", "_nonleaf")
     _tensor_pos: tuple | None = None
-
-    def save_for_backward(self, *values) -> None:
-        """Save inputs, outputs or numbers for backward, with the versions of the tensors and
-        which inputs had a grad_fn (bit i of ``_nonleaf``: value i)."""
-        if STATE.special and STATE.saved_hooks is not None:
-            self._saved = tuple(save(v, v._grad_fn is self) if type(v) is Tensor else v
-                                for v in values)
-            self._versions = None
-            self._nonleaf = 0
-            return
-        saved = values
-        versions = None
-        nonleaf = 0
-        for i, v in enumerate(values):
-            if type(v) is not Tensor:
-                continue
-            fn = v._grad_fn
-            if fn is self:
-                if saved is values:
-                    saved = list(values)
-                saved[i] = SavedTensor(v, True)
-                continue
-            if fn is not None:
-                nonleaf |= 1 << i
-            if v._vc is not None:
-                version = saved_version(v)
-                if version:
-                    if versions is None:
-                        versions = [0] * len(values)
-                    versions[i] = version
-        self._saved = values if saved is values else tuple(saved)
-        self._versions = versions
-        self._nonleaf = nonleaf
-
-    @property
-    def saved_tensors(self) -> tuple:
-        """What forward saved, for the backward formula: refused if a saved tensor was modified
-        in place since, or detached in place since it was saved as a non-leaf."""
-        saved = self._saved
-        if saved is _FREED:
-            raise RuntimeError(ERR_BACKWARD_TWICE)
-        versions = self._versions
-        if versions is None:
-            # The common case: nothing was at a non-zero version when saved, so a saved tensor
-            # is intact exactly when its counter is still 0 (or was never made) and it has the
-            # grad_fn it had (a leaf now was a leaf then, or was detached in place since).
-            for v in saved:
-                if type(v) is Tensor:
-                    vc = v._vc
-                    if vc is not None and vc[0]:
-                        break
-                    if v._grad_fn is None and self._nonleaf:
-                        break
-                elif v is not None and isinstance(v, SavedTensor):
-                    break
-            else:
-                return saved
-        out = []
-        nonleaf = self._nonleaf
-        for i, v in enumerate(saved):
-            if type(v) is Tensor:
-                check_saved_input(v, 0 if versions is None else versions[i], nonleaf >> i & 1)
-            elif isinstance(v, SavedTensor):
-                v = v.unpack(self, True)
-            out.append(v)
-        return tuple(out)
+    _formula = True
+    # setup_context saves after link, straight into the shared store
+    save_for_backward = FunctionCtx._store
+    saved_tensors = property(FunctionCtx._unpack_saved, doc="What forward saved, checked.")
 
     def _apply(self, grads: list) -> tuple:
         result = self._backward(self, *grads)
@@ -131,13 +56,9 @@ class BuiltinNode(Node, FunctionCtx):
             return result[:pos]
         return tuple([result[p] for p in pos])
 
-    def _release(self) -> None:
-        if self._saved:
-            self._saved = _FREED
-
     def _unpack_one(self, index: int):
         saved = self._saved
-        if saved is _FREED:
+        if saved is FREED:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         v = saved[index]
         if type(v) is Tensor:
@@ -151,7 +72,7 @@ class BuiltinNode(Node, FunctionCtx):
         """The SavedTensor object behind ``_saved_<name>`` (made on demand for inputs, which
         the node otherwise keeps as they are)."""
         saved = self._saved
-        if saved is _FREED:
+        if saved is FREED:
             placeholder = object.__new__(SavedTensor)
             placeholder._tensor = placeholder._unpack = None
             return placeholder
