@@ -51,6 +51,8 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
     ready: list = []
     tick = itertools.count().__next__
     accumulators: list = []
+    # The accumulators whose buffered gradient the engine owns (see _give_leaf).
+    owned: set = set()
     for fn in buffers:
         if dependencies.get(fn, 0) == 0:
             if type(fn) is AccumulateGrad:
@@ -91,11 +93,10 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                 if is_leaf:
                     g = grads[0]
                     post = grads if hooks is not None and hooks.post else None
-                    # Drop the engine's other references, so that AccumulateGrad can tell
-                    # whether it holds the only one and may keep the gradient without a copy.
-                    grads = outputs = buf = None
                     if g is not None:
-                        fn._accumulate(g, create_graph)
+                        # (a hook may keep the gradient it saw)
+                        fn._accumulate(g, create_graph, fn in owned and hooks is None and
+                                       not getattr(fn.variable, "_backward_hooks", None))
                     # torch runs these even when no gradient reached the leaf.
                     _post_accumulate_hooks(fn.variable)
                     if post is not None:
@@ -124,7 +125,9 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
             for nf, nr, g in zip(fn._next, fn._nrs, outputs):
                 if nf is None:
                     continue
-                if g is not None:
+                if type(nf) is AccumulateGrad:
+                    _give_leaf(nf, g, fn, grads, outputs, buffers, owned)
+                elif g is not None:
                     buf = buffers.get(nf)
                     if buf is None:
                         if len(nf._out_meta) == 1:
@@ -182,6 +185,33 @@ def _prologue(fn: Node, grads: list, hooks, is_leaf: bool, needed, targets, capt
     if hooks is not None and hooks.pre:
         grads = _node_pre_hooks(hooks, grads)
     return grads
+
+
+def _give_leaf(acc: AccumulateGrad, g, fn: Node, grads: list, outputs: tuple, buffers: dict,
+               owned: set) -> None:
+    """Buffer ``g``, a gradient from ``fn`` for the leaf of ``acc``, and note whether the engine
+    owns it, which lets AccumulateGrad keep it without a copy. It does when it made it: a sum of
+    two gradients, or a result of a trusted backward (``Node._fresh_results``) that is not one
+    of the gradients it received, not handed to another edge as well, and not seen by its post
+    hooks."""
+    buf = buffers.get(acc)
+    if buf is None:
+        buf = buffers[acc] = [None]
+    if g is None:
+        return
+    old = buf[0]
+    if old is not None:
+        buf[0] = old + g
+        owned.add(acc)
+        return
+    buf[0] = g
+    if not fn._fresh_results or (fn._hooks is not None and fn._hooks.post):
+        return
+    data = g._data
+    if any(x is not None and x._data is data for x in grads) or \
+            sum(x is not None and x._data is data for x in outputs) > 1:
+        return
+    owned.add(acc)
 
 
 def _capture(captures: dict, captured: list, fn: Node, grads: list) -> None:

@@ -153,6 +153,7 @@ class BackwardCFunction(FunctionCtx, Node):
 
     _forward_cls: type
     _skip_undefined = False
+    _fresh_results = False
     _materialize_grads = True
     _non_differentiable: tuple = ()
     _dirty: tuple = ()

@@ -8,7 +8,6 @@ counting the moment the last output tensor goes away.
 from __future__ import annotations
 
 import itertools
-import sys
 import weakref
 from typing import Any
 
@@ -115,6 +114,10 @@ class Node:
     # Whether the engine may skip the node when no gradient reached it (built-ins pass "no
     # gradient" through; a custom Function's backward still runs, with zeros or None).
     _skip_undefined = True
+    # Whether each gradient the node's backward returns is one it was given, a view of one, or
+    # a tensor it made and keeps no reference to (the engine's own nodes and the built-ins; not
+    # user code, which may keep what it returns).
+    _fresh_results = True
 
     def name(self) -> str:
         """The node's name, e.g. ``'MulBackward0'``."""
@@ -179,7 +182,14 @@ class AccumulateGrad(Node):
     def name(self) -> str:
         return "ext::autograd::AccumulateGrad"
 
-    def _accumulate(self, grad: Tensor, create_graph: bool) -> None:
+    def _accumulate(self, grad: Tensor, create_graph: bool, owned: bool) -> None:
+        """Add ``grad`` into the leaf's ``.grad``.
+
+        A first gradient is kept as ``.grad`` without a copy when the engine ``owned`` it and
+        it is not a view (torch's AccumulateGrad steals a gradient nobody else holds that
+        obeys the leaf's layout); anything else is copied, so ``.grad`` never aliases values
+        another tensor shows.
+        """
         var = self.variable
         # The leaf may have changed since the graph was built: torch checks it here, at
         # backward time (detach_() or requires_grad_(False) since: no .grad).
@@ -193,15 +203,8 @@ class AccumulateGrad(Node):
                 var._grad = grad
             else:
                 g = _new(Tensor)
-                # The engine passes a gradient it no longer references: when nothing else does
-                # either (the tensor and its array each held once), keep it without a copy, as
-                # torch does. Anything shared (a hook's list, retain_grad, a user's gradient, a
-                # NumPy view) adds a reference and gets a copy.
-                if sys.getrefcount(grad) <= _OWNED_TENSOR and grad._data.base is None and \
-                        sys.getrefcount(grad._data) <= _OWNED_ARRAY:
-                    g._data = grad._data
-                else:
-                    g._data = grad._data.copy()
+                data = grad._data
+                g._data = data if owned and data.base is None else data.copy()
                 g._requires_grad = False
                 g._grad_fn = None
                 g._output_nr = 0
@@ -217,9 +220,6 @@ class AccumulateGrad(Node):
 
 
 _new = object.__new__
-# References to a gradient that only the engine's call holds: the caller's name, the parameter and
-# getrefcount's own argument; for its array, the tensor's attribute and getrefcount's argument.
-_OWNED_TENSOR, _OWNED_ARRAY = 3, 2
 
 
 def grad_accumulator(t: Tensor) -> AccumulateGrad:

@@ -334,6 +334,7 @@ class CopySlices(Node):
     passes through unchanged outside the view's region and through the op's backward inside."""
 
     __slots__ = ("_fn", "_positions", "_view_meta", "_edge")
+    _fresh_results = False  # (the op's backward may be a custom Function's)
 
     def name(self) -> str:
         return "ext::autograd::CopySlices"
