@@ -105,6 +105,86 @@ class _NodeHooks:
         self.pre: dict = hook_dict()
         self.post: dict = hook_dict()
 
+    def run_tensor_pre(self, grads: list) -> list:
+        """The hooks of the node's output tensors, then their retain_grad updates (torch's
+        order), on the gradients w.r.t. the outputs."""
+        for nr, table in self.tensor_pre.items():
+            if table:
+                grads = run_tensor_hooks(table, grads, nr)
+        for nr, ref in self.retains_grad.items():
+            g = grads[nr]
+            t = ref()
+            if g is not None and t is not None:
+                # torch's retain_grad hook stores a clone (recorded under create_graph).
+                t._grad = g.clone() if t._grad is None else t._grad + g
+        return grads
+
+    def run_pre(self, grads: list) -> list:
+        """The node's pre-hooks, each on the gradients w.r.t. the outputs that the previous one
+        left; a returned tuple replaces them."""
+        for hook in list(self.pre.values()):
+            new = hook(tuple(grads))
+            if new is not None:
+                grads = list(_hook_tuple(hook, grads, new))
+        return grads
+
+    def run_post(self, outputs: tuple, grads: list) -> tuple:
+        """The node's post hooks, each on its results (``outputs``) and the ``grads`` it was
+        given; a returned tuple replaces the results."""
+        for hook in list(self.post.values()):
+            new = hook(tuple(outputs), tuple(grads))
+            if new is not None:
+                outputs = _hook_tuple(hook, outputs, new)
+        return outputs
+
+
+def run_tensor_hooks(table: dict, grads: list, nr: int) -> list:
+    """Run ``Tensor.register_hook`` hooks on ``grads[nr]`` in registration order, each on the
+    previous result. As in torch, a hook runs even when no gradient reached its tensor (it
+    sees None)."""
+    g = grads[nr]
+    for hook in list(table.values()):
+        new = hook(g)
+        if new is not None:
+            if g is None:
+                raise RuntimeError("can't replace a None gradient with a non-None value")
+            g = _hook_result(hook, g, new)
+    grads[nr] = g
+    return grads
+
+
+def _hook_tuple(hook, old, new) -> tuple:
+    """A node hook's returned tuple, checked against the values it replaces."""
+    if not isinstance(new, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
+    if len(new) != len(old):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
+                           f"(got {len(new)}, but expected {len(old)})")
+    for o, n in zip(old, new):
+        if n is None:
+            continue
+        if o is None:
+            raise RuntimeError("can't replace a None gradient with a non-None value")
+        _hook_result(hook, o, n)
+    return new
+
+
+def _hook_result(hook, old: Tensor, new) -> Tensor:
+    """A hook's replacement of gradient ``old``, which must keep its size and dtype."""
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if new._data.shape != old._data.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+    if new._data.dtype != old._data.dtype:
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has changed the type of value (was "
+            f"{legacy_type_name(old).split()[0][1:]} got {legacy_type_name(new).split()[0][1:]})")
+    return new
+
+
+def _hook_name(hook) -> str:
+    return getattr(hook, "__name__", type(hook).__name__)
+
 
 class Node:
     """A step of the backward graph: turns gradients w.r.t. its outputs into gradients w.r.t.
@@ -181,6 +261,22 @@ class AccumulateGrad(Node):
 
     def name(self) -> str:
         return "ext::autograd::AccumulateGrad"
+
+    def run_tensor_hooks(self, grads: list) -> list:
+        """The leaf's ``Tensor.register_hook`` hooks, on its gradient."""
+        table = getattr(self.variable, "_backward_hooks", None)
+        return run_tensor_hooks(table, grads, 0) if table else grads
+
+    def run_post_accumulate_hooks(self) -> None:
+        """The leaf's ``register_post_accumulate_grad_hook`` hooks, which return nothing."""
+        variable = self.variable
+        for hook in list(getattr(variable, "_post_acc_hooks", {}).values()):
+            result = hook(variable)
+            if result is not None:
+                if isinstance(result, Tensor):
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+                raise TypeError(f"expected Variable, but hook returned "
+                                f"'{type(result).__name__}'")
 
     def _accumulate(self, grad: Tensor, create_graph: bool, owned: bool) -> None:
         """Add ``grad`` into the leaf's ``.grad``.
