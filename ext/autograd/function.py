@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._state import STATE, refresh_special
+from .._state import STATE
 from .._tensor import Tensor, wrap
 from .graph import (
     ERR_BACKWARD_TWICE,
@@ -333,7 +333,6 @@ class Function(metaclass=FunctionMeta):
         if tangents is not None:
             # forward sees primal values: its own ops do not carry tangents.
             state.fw_level = None
-            refresh_special()
         try:
             if separate:
                 output = cls.forward(*args)
@@ -344,7 +343,6 @@ class Function(metaclass=FunctionMeta):
             state.grad_enabled = prev
             if tangents is not None:
                 state.fw_level = prev_level
-                refresh_special()
 
         is_tuple = isinstance(output, tuple)
         outputs = output if is_tuple else (output,)
@@ -421,14 +419,12 @@ def _forward_tangents(cls, ctx, args: tuple, outputs: tuple, tangents: list) -> 
                     isinstance(a, Tensor) else t for a, t in zip(args, tangents)]
     level = STATE.fw_level
     STATE.fw_level = None
-    refresh_special()
     ctx._in_jvp = True
     try:
         result = cls.jvp(ctx, *tangents)
     finally:
         ctx._in_jvp = False
         STATE.fw_level = level
-        refresh_special()
     result = result if isinstance(result, tuple) else (result,)
     for o, t in zip(outputs, result):
         if isinstance(o, Tensor) and isinstance(t, Tensor) and o.is_floating_point():

@@ -11,7 +11,7 @@ import itertools
 import weakref
 from typing import Any
 
-from .._state import STATE, refresh_special
+from .._state import STATE
 from .._tensor import Tensor, bump_version, legacy_type_name, views_follow_base
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "saved_tensors_hooks",
@@ -568,12 +568,10 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
             raise RuntimeError(STATE.saved_hooks_disabled)
         self._prev = STATE.saved_hooks
         STATE.saved_hooks = (self.pack_hook, self.unpack_hook)
-        refresh_special()
         return self
 
     def __exit__(self, *exc) -> None:
         STATE.saved_hooks = self._prev
-        refresh_special()
 
 
 class disable_saved_tensors_hooks:  # noqa: N801 - torch's name
