@@ -852,3 +852,16 @@ def test_outputs_of_an_unrecorded_function_that_require_grad_come_back_detached(
         same = Same.apply(x)
     assert out is not x and same is not x
     assert not out.requires_grad and not same.requires_grad and x.requires_grad
+
+
+@pytest.mark.ext_only
+def test_a_builtin_apply_takes_keywords_as_function_apply_does():
+    import ext
+    from ext.functions.shape import Transpose
+
+    x = ext.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    y = Transpose.apply(x, dim1=1, dim0=0)
+    assert tuple(y.shape) == (3, 2)
+    assert y.grad_fn.name() == "TransposeBackward0"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dims'"):
+        Transpose.apply(x, 0, 1, dims=1)

@@ -222,26 +222,19 @@ def _custom_node_repr(node) -> str:
 
 
 class FunctionMeta(type):
-    """Creates each Function's node class (``<ClassName>Backward``) when the Function is made."""
+    """Creates each custom Function's node class (``<ClassName>Backward``) when the Function is
+    made. A class that made its own node class as it was created (the built-ins do, in
+    ``__init_subclass__``) keeps it."""
 
     def __init__(cls, name: str, bases: tuple, attrs: dict) -> None:
         super().__init__(name, bases, attrs)
-        node_base = attrs.get("_node_base") or getattr(cls, "_node_base", BackwardCFunction)
-        node_name = attrs.get("node_name") or f"{name}Backward"
-        namespace = {"_forward_cls": cls, "__module__": cls.__module__}
-        slots = getattr(cls, "_node_slots", None)
-        if slots is not None:
-            namespace["__slots__"] = slots()
-        cls._backward_cls = type(node_name, (node_base,), namespace)
-        if node_base is BackwardCFunction:
-            # torch makes a custom Function's node class in torch.autograd.function.
-            cls._backward_cls.__repr__ = _custom_node_repr
-        decorate = getattr(cls, "_decorate_node", None)
-        if decorate is not None:
-            decorate()
+        if "_backward_cls" not in cls.__dict__:
+            # (torch makes a custom Function's node class in torch.autograd.function)
+            cls._backward_cls = type(f"{name}Backward", (BackwardCFunction,), {
+                "_forward_cls": cls, "__module__": cls.__module__, "__repr__": _custom_node_repr})
 
 
-def _bind(fn, args: tuple, kwargs: dict, skip_ctx: bool) -> tuple:
+def bind_arguments(fn, args: tuple, kwargs: dict, skip_ctx: bool) -> tuple:
     """Bind keyword arguments of ``apply`` to forward's positional slots, with defaults."""
     sig = inspect.signature(fn)
     if skip_ctx:
@@ -261,8 +254,6 @@ class Function(metaclass=FunctionMeta):
     Define ``forward(ctx, *args)`` (or ``forward(*args)`` plus ``setup_context(ctx, inputs,
     output)``) and ``backward(ctx, *grad_outputs)`` returning one gradient per forward argument.
     """
-
-    _node_base = BackwardCFunction
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions "
@@ -316,7 +307,7 @@ class Function(metaclass=FunctionMeta):
         """Run ``forward`` and, if any tensor input requires grad, record a node for it."""
         separate = cls.setup_context is not Function.setup_context
         if kwargs:
-            args = _bind(cls.forward, args, kwargs, skip_ctx=not separate)
+            args = bind_arguments(cls.forward, args, kwargs, skip_ctx=not separate)
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         record = STATE.grad_enabled and not STATE.inference and any(needs)

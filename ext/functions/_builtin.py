@@ -16,7 +16,7 @@ from .. import _dtype
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, wrap
-from ..autograd.function import FREED, Function, FunctionCtx
+from ..autograd.function import FREED, Function, FunctionCtx, bind_arguments
 from ..autograd.graph import ERR_BACKWARD_TWICE, Node, SavedTensor, check_saved_input, link
 
 __all__ = ["BuiltinFunction", "BuiltinNode", "record", "as_array", "binary_operands",
@@ -118,7 +118,6 @@ class BuiltinFunction(Function):
     ``forward`` and ``setup_context`` in tensor-API code, and ``backward``.
     """
 
-    _node_base = BuiltinNode
     saved_fields: tuple = ()
     saved_attrs: tuple = ()
     # Other attributes that setup_context puts on ctx (the node has no __dict__).
@@ -129,12 +128,19 @@ class BuiltinFunction(Function):
     # gives torch's own tangent dtype, which can be wider (see forward_rules._scaled_zero).
     tangent_in_output_dtype: bool = True
 
-    @classmethod
-    def _node_slots(cls) -> tuple:
-        return tuple(cls.saved_attrs) + tuple(cls.ctx_attrs)
+    def __init_subclass__(cls, **kwargs) -> None:
+        """Make the op's node class: a ``BuiltinNode`` named ``node_name``, with a slot per
+        attribute that ``setup_context`` sets."""
+        super().__init_subclass__(**kwargs)
+        cls._backward_cls = type(
+            cls.__dict__.get("node_name") or f"{cls.__name__}Backward", (BuiltinNode,),
+            {"_forward_cls": cls, "__module__": cls.__module__,
+             "__slots__": tuple(cls.saved_attrs) + tuple(cls.ctx_attrs)})
+        cls._decorate_node()
 
     @classmethod
     def _decorate_node(cls) -> None:
+        """Give the node class its backward and its ``_saved_*`` readers."""
         node = cls._backward_cls
         node._backward = staticmethod(cls.backward)
         pos = cls.tensor_positions
@@ -152,9 +158,11 @@ class BuiltinFunction(Function):
         """Save nothing (ops whose gradient needs no saved values)."""
 
     @classmethod
-    def apply(cls, *args):
+    def apply(cls, *args, **kwargs):
         """Run the op on ext tensors: its tensor-API ``forward`` calls the op's fast path, which
         records the same node that ``Function.apply`` would."""
+        if kwargs:
+            args = bind_arguments(cls.forward, args, kwargs, skip_ctx=False)
         return cls.forward(*args)
 
     @classmethod
