@@ -516,12 +516,10 @@ class Error(Node):
     """A node that raises when backward reaches it (results of once-differentiable backwards)."""
 
     __slots__ = ("_message",)
+    _qualified_name = "ext::autograd::Error"
 
     def __init__(self, message: str) -> None:
         self._message = message
-
-    def name(self) -> str:
-        return "ext::autograd::Error"
 
     def _apply(self, grads: list) -> tuple:
         raise RuntimeError(self._message)

@@ -194,6 +194,9 @@ class Node:
     # Whether the engine may skip the node when no gradient reached it (built-ins pass "no
     # gradient" through; a custom Function's backward still runs, with zeros or None).
     _skip_undefined = True
+    # What name() says when it is not the class's name (torch's nodes written by hand in C++
+    # say "torch::autograd::<Name>").
+    _qualified_name: str | None = None
     # Whether each gradient the node's backward returns is one it was given, a view of one, or
     # a tensor it made and keeps no reference to (the engine's own nodes and the built-ins; not
     # user code, which may keep what it returns).
@@ -201,7 +204,7 @@ class Node:
 
     def name(self) -> str:
         """The node's name, e.g. ``'MulBackward0'``."""
-        return type(self).__name__
+        return self._qualified_name or type(self).__name__
 
     @property
     def next_functions(self) -> tuple:
@@ -251,6 +254,7 @@ class AccumulateGrad(Node):
     """The node of a leaf that requires grad: adds incoming gradients into ``variable.grad``."""
 
     __slots__ = ("variable",)
+    _qualified_name = "ext::autograd::AccumulateGrad"
 
     def __init__(self, variable: Tensor) -> None:
         self.variable = variable
@@ -258,9 +262,6 @@ class AccumulateGrad(Node):
         self._seq = ACCUMULATE_SEQ
         self._out_meta = ((variable._data.shape, variable._data.dtype),)
         self._hooks = None
-
-    def name(self) -> str:
-        return "ext::autograd::AccumulateGrad"
 
     def run_tensor_hooks(self, grads: list) -> list:
         """The leaf's ``Tensor.register_hook`` hooks, on its gradient."""

@@ -335,9 +335,7 @@ class CopySlices(Node):
 
     __slots__ = ("_fn", "_positions", "_view_meta", "_edge")
     _fresh_results = False  # (the op's backward may be a custom Function's)
-
-    def name(self) -> str:
-        return "ext::autograd::CopySlices"
+    _qualified_name = "ext::autograd::CopySlices"
 
     def _apply(self, grads: list) -> tuple:
         if self._fn is None:

@@ -118,6 +118,8 @@ class BuiltinFunction(Function):
     ``forward`` and ``setup_context`` in tensor-API code, and ``backward``.
     """
 
+    # What the node's name() says when it is not node_name (Node._qualified_name).
+    qualified_name: str | None = None
     saved_fields: tuple = ()
     saved_attrs: tuple = ()
     # Other attributes that setup_context puts on ctx (the node has no __dict__).
@@ -135,7 +137,8 @@ class BuiltinFunction(Function):
         cls._backward_cls = type(
             cls.__dict__.get("node_name") or f"{cls.__name__}Backward", (BuiltinNode,),
             {"_forward_cls": cls, "__module__": cls.__module__,
-             "__slots__": tuple(cls.saved_attrs) + tuple(cls.ctx_attrs)})
+             "__slots__": tuple(cls.saved_attrs) + tuple(cls.ctx_attrs),
+             "_qualified_name": cls.qualified_name})
         cls._decorate_node()
 
     @classmethod

@@ -385,6 +385,7 @@ class Copy(BuiltinFunction):
     """copy_(src): the gradient goes to src (summed to its shape, in its dtype)."""
 
     node_name = "CopyBackwards"
+    qualified_name = "ext::autograd::CopyBackwards"
     ctx_attrs = ("src_dtype",)
 
     @staticmethod
@@ -399,9 +400,6 @@ class Copy(BuiltinFunction):
     def backward(ctx, grad):
         return (namespace_of(grad).zeros_like(grad) if ctx.needs_input_grad[0] else None,
                 grad.to(ctx.src_dtype) if ctx.needs_input_grad[1] else None)
-
-
-Copy._backward_cls.name = lambda self: "ext::autograd::CopyBackwards"
 
 
 def _constant(op: type, x: Tensor, data: np.ndarray, edges: tuple, args: tuple) -> Tensor:
