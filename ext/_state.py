@@ -28,14 +28,11 @@ class _State(threading.local):
     # True while any of inference mode, anomaly mode, saved-tensor hooks or a forward-AD level
     # is on: ops read this one flag instead of four. Derived: the four setters keep it.
     special = False
-    _inference = False
-    _anomaly = False
-    _saved_hooks = None
-    _fw_level = None
+    _inference = _anomaly = False
+    _saved_hooks = _fw_level = None
     inference = _switch("inference", "Inference mode is on.")
     anomaly = _switch("anomaly", "Anomaly mode is on.")
-    saved_hooks = _switch("saved_hooks", "The innermost (pack, unpack) pair of "
-                          "saved_tensors_hooks, or None.")
+    saved_hooks = _switch("saved_hooks", "The innermost saved_tensors_hooks (pack, unpack).")
     fw_level = _switch("fw_level", "The forward-AD level in use (None outside dual_level).")
     # While disable_saved_tensors_hooks is active: its error message.
     saved_hooks_disabled = None

@@ -27,29 +27,23 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
     ones. Without it (``autograd.grad``) the gradients reaching the ``inputs`` edges are captured
     and returned, and ``.grad`` is never touched.
     """
-    task = GraphTask(roots, keep_graph, create_graph, inputs, accumulate)
-    task.add_roots(roots, root_grads)
-    return task.run()
+    return GraphTask(roots, root_grads, keep_graph, create_graph, inputs, accumulate).run()
 
 
 class GraphTask:
-    """The state of one backward pass (torch's GraphTask).
-
-    ``dependencies`` counts, per node, the edges still to deliver a gradient to it; ``buffers``
-    holds, per node not yet run, one gradient (or None) per output: the not-ready buffer;
-    ``needed`` is the set of nodes to run when the pass is restricted to ``inputs`` (None: all);
-    ``targets`` the nodes of those inputs; ``captures`` maps each input edge of ``autograd.grad``
-    to its positions in ``captured``; ``owned`` the accumulators whose buffered gradient the
-    engine made (see ``_buffer_leaf``). Ready nodes wait in ``ready``, a heap of (-sequence_nr,
-    tick, node) where the tick, unique per push, breaks ties first in first out so that the heap
-    never compares nodes; ready accumulators wait in ``accumulators`` and run first.
-    """
+    """The state of one backward pass (torch's GraphTask): per node, the edges still to deliver
+    to it (``dependencies``) and its gradients so far (``buffers``, the not-ready buffer); the
+    nodes to run when restricted to ``inputs`` (``needed``, None: all) and those inputs' nodes
+    (``targets``); where each input edge of ``autograd.grad`` is ``captured``; the accumulators
+    whose gradient the engine ``owned``. Ready nodes wait in a heap of (-sequence_nr, tick,
+    node), the tick breaking ties first in first out; ready accumulators run first."""
 
     __slots__ = ("keep_graph", "create_graph", "dependencies", "needed", "targets", "captures",
                  "captured", "buffers", "owned", "ready", "accumulators", "tick")
 
-    def __init__(self, roots: list[tuple[Node, int]], keep_graph: bool, create_graph: bool,
-                 inputs: list[tuple[Node, int]] | None, accumulate: bool) -> None:
+    def __init__(self, roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_graph: bool,
+                 create_graph: bool, inputs: list[tuple[Node, int]] | None,
+                 accumulate: bool) -> None:
         self.keep_graph = keep_graph
         self.create_graph = create_graph
         self.dependencies = _count_dependencies(roots)
@@ -63,16 +57,13 @@ class GraphTask:
                 for i, edge in enumerate(inputs):
                     self.captures.setdefault(edge, []).append(i)
                 self.captured = [None] * len(inputs)
-        self.buffers: dict[Node, list] = {}
         self.owned: set = set()
         self.ready: list = []
         self.accumulators: list = []
         self.tick = itertools.count().__next__
-
-    def add_roots(self, roots: list[tuple[Node, int]], grads: list[Tensor]) -> None:
-        """Buffer the root gradients, and make ready the roots that nothing else feeds."""
-        buffers = self.buffers
-        for (fn, nr), g in zip(roots, grads):
+        # The root gradients are buffered, and the roots that nothing else feeds made ready.
+        buffers = self.buffers = {}
+        for (fn, nr), g in zip(roots, root_grads):
             buf = buffers.get(fn)
             if buf is None:
                 buf = buffers[fn] = [None] * len(fn._out_meta)
@@ -229,24 +220,16 @@ class GraphTask:
         engine owns it. It does when it made it: a sum of two gradients, or a result of a
         trusted backward (``Node._fresh_results``) that is not one of the gradients it received,
         not handed to another edge as well, and not seen by its post hooks."""
-        buf = self.buffers.get(acc)
-        if buf is None:
-            buf = self.buffers[acc] = [None]
+        buf = self.buffers.setdefault(acc, [None])
         if g is None:
             return
         old = buf[0]
-        if old is not None:
-            buf[0] = old + g
-            self.owned.add(acc)
-            return
-        buf[0] = g
-        if not fn._fresh_results or (fn._hooks is not None and fn._hooks.post):
-            return
+        buf[0] = g if old is None else old + g
         data = g._data
-        if any(x is not None and x._data is data for x in grads) or \
-                sum(x is not None and x._data is data for x in outputs) > 1:
-            return
-        self.owned.add(acc)
+        if old is not None or (fn._fresh_results and (fn._hooks is None or not fn._hooks.post)
+                               and not any(x is not None and x._data is data for x in grads)
+                               and sum(x is not None and x._data is data for x in outputs) == 1):
+            self.owned.add(acc)
 
     def _capture(self, fn: Node, grads: list) -> None:
         """Keep the gradients reaching the input edges of ``autograd.grad`` at ``fn``."""

@@ -157,11 +157,9 @@ class BackwardCFunction(FunctionCtx, Node):
     _materialize_grads = True
     _non_differentiable: tuple = ()
     _dirty: tuple = ()
-    _to_save = None
     _saved: tuple | object = ()
-    _versions = None
+    _to_save = _saved_forward = _versions = None
     _nonleaf = 0
-    _saved_forward = None
     _in_jvp = False
 
     def __init__(self) -> None:

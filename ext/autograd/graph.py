@@ -377,8 +377,11 @@ def current_version(t: Tensor) -> int:
     return 0 if vc is None else vc[0]
 
 
-def check_saved_input(t: Tensor, version: int, nonleaf: bool) -> None:
-    """Refuse a saved input that backward cannot use, as torch's ``SavedVariable.unpack`` does.
+def check_saved_input(t: Tensor, version: int, nonleaf: bool, producer: Node | None = None,
+                      output_nr: int = 0) -> None:
+    """Refuse a saved tensor that backward cannot use, as torch's ``SavedVariable.unpack`` does:
+    modified in place since it was saved at ``version`` (torch's message names ``producer``'s
+    output ``output_nr``, by default t's own history), or detached in place since.
 
     ``nonleaf``: ``t`` had a grad_fn when saved, and the unpacking is for a built-in's
     backward formula. Only ``detach_`` takes a grad_fn away, and the history the formula
@@ -388,13 +391,6 @@ def check_saved_input(t: Tensor, version: int, nonleaf: bool) -> None:
     """
     if nonleaf and t._grad_fn is None:
         raise RuntimeError(ERR_DETACHED)
-    check_version(t, version)
-
-
-def check_version(t: Tensor, version: int, producer: Node | None = None,
-                  output_nr: int = 0) -> None:
-    """Refuse ``t``, saved at ``version``, if it was modified in place since (torch's message
-    names ``producer``'s output ``output_nr``, by default t's own history)."""
     vc = t._vc
     if vc is not None and vc[0] != version:
         raise RuntimeError(version_error(t, version, producer, output_nr))
@@ -491,7 +487,7 @@ class SavedTensor:
         if not self._is_output:
             check_saved_input(t, self._version, formula and self._nonleaf)
             return t
-        check_version(t, self._version, node, self._output_nr)
+        check_saved_input(t, self._version, False, node, self._output_nr)
         out = t.detach()
         if self._requires_grad and node is not None:
             out._grad_fn, out._output_nr = self._output_edge(node)
@@ -532,12 +528,6 @@ class SavedTensor:
             if fn is not None:
                 return fn, 0
         return node, self._output_nr
-
-    def free(self) -> None:
-        """Drop the saved value (backward without retain_graph)."""
-        self._tensor = None
-        self._unpack = None
-        self._packed = None
 
 
 class OutputsPackedLater(tuple):
@@ -749,9 +739,4 @@ def _link_outputs(outputs: tuple, node: Node) -> None:
         out._output_nr = i
         out._requires_grad = True
     node._out_meta = tuple(meta)
-
-
-def grad_enabled() -> bool:
-    """Whether operations are being recorded (grad mode is on)."""
-    return STATE.grad_enabled
 

@@ -56,18 +56,6 @@ class BuiltinNode(FunctionCtx, Node):
             return result[:pos]
         return tuple([result[p] for p in pos])
 
-    def _unpack_one(self, index: int):
-        saved = self._saved
-        if saved is FREED:
-            raise RuntimeError(ERR_BACKWARD_TWICE)
-        v = saved[index]
-        if type(v) is Tensor:
-            # (a reader of ``_saved_*`` is given the tensor even if it was detached in place)
-            check_saved_input(v, 0 if self._versions is None else self._versions[index], False)
-        elif isinstance(v, SavedTensor):
-            v = v.unpack(self)
-        return v
-
     def _raw_saved(self, index: int):
         """The SavedTensor object behind ``_saved_<name>`` (made on demand for inputs, which
         the node otherwise keeps as they are)."""
@@ -86,10 +74,16 @@ class BuiltinNode(FunctionCtx, Node):
 
 def _saved_tensor_property(index: int) -> property:
     def get(node):
-        value = node._unpack_one(index)
-        if value is None or type(value) is Tensor:
-            return value
-        return wrapped_number(value)
+        saved = node._saved
+        if saved is FREED:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        v = saved[index]
+        if isinstance(v, SavedTensor):
+            return v.unpack(node)
+        if type(v) is Tensor:
+            # (a reader of ``_saved_*`` is given the tensor even if it was detached in place)
+            check_saved_input(v, 0 if node._versions is None else node._versions[index], False)
+        return v if v is None or type(v) is Tensor else wrapped_number(v)
 
     return property(get)
 
