@@ -220,15 +220,30 @@ class GraphTask:
         engine owns it. It does when it made it: a sum of two gradients, or a result of a
         trusted backward (``Node._fresh_results``) that is not one of the gradients it received,
         not handed to another edge as well, and not seen by its post hooks."""
-        buf = self.buffers.setdefault(acc, [None])
+        buf = self.buffers.get(acc)
+        if buf is None:
+            buf = self.buffers[acc] = [None]
         if g is None:
             return
         old = buf[0]
-        buf[0] = g if old is None else old + g
+        if old is not None:
+            buf[0] = old + g
+            self.owned.add(acc)
+            return
+        buf[0] = g
+        # (only a first gradient is ever kept: spare the check when the leaf has a .grad)
+        if acc.variable._grad is not None or not fn._fresh_results or \
+                (fn._hooks is not None and fn._hooks.post):
+            return
         data = g._data
-        if old is not None or (fn._fresh_results and (fn._hooks is None or not fn._hooks.post)
-                               and not any(x is not None and x._data is data for x in grads)
-                               and sum(x is not None and x._data is data for x in outputs) == 1):
+        for x in grads:
+            if x is not None and x._data is data:
+                return
+        shared = -1  # (g is one of the outputs)
+        for x in outputs:
+            if x is not None and x._data is data:
+                shared += 1
+        if not shared:
             self.owned.add(acc)
 
     def _capture(self, fn: Node, grads: list) -> None:
