@@ -176,11 +176,9 @@ class GraphTask:
         runs = self.needed is None or fn in self.needed
         if not runs and fn not in self.targets:
             return None
-        # autograd.grad captures a gradient at the node its input flows into. As in torch, it
-        # does so after that tensor's hooks (and retain_grad) when the node is only captured
-        # from, but before them when the node is also to run (another input lies behind it): the
-        # hooks then run with the node, and change what flows further back but not the captured
-        # gradient.
+        # autograd.grad captures a gradient at the node its input flows into, as torch does:
+        # after that tensor's hooks when the node is only captured from, before them when it
+        # also runs (its hooks then change what flows further back, not the captured gradient).
         if self.captures is not None and runs:
             self._capture(fn, grads)
         if type(fn) is AccumulateGrad:
@@ -196,9 +194,8 @@ class GraphTask:
         return grads
 
     def _run_leaf(self, acc: AccumulateGrad, grads: list) -> None:
-        """A leaf's accumulator: its hooks, the gradient added into ``.grad`` (kept without a
-        copy when the engine owns it and no hook saw it), then the post-accumulate hooks and
-        its post hooks, which torch runs even when no gradient reached the leaf."""
+        """A leaf's accumulator: its hooks, the gradient added into ``.grad`` (not copied when
+        the engine owns it and no hook saw it), then its post-accumulate and post hooks."""
         hooks = acc._hooks
         tensor_hooks = getattr(acc.variable, "_backward_hooks", None)
         if hooks is not None or tensor_hooks or self.needed is not None:
@@ -239,11 +236,7 @@ class GraphTask:
         for x in grads:
             if x is not None and x._data is data:
                 return
-        shared = -1  # (g is one of the outputs)
-        for x in outputs:
-            if x is not None and x._data is data:
-                shared += 1
-        if not shared:
+        if [x is not None and x._data is data for x in outputs].count(True) == 1:
             self.owned.add(acc)
 
     def _capture(self, fn: Node, grads: list) -> None:

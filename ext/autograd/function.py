@@ -34,12 +34,10 @@ FREED = object()  # a node's saved values once backward released them
 class FunctionCtx:
     """What ``forward``/``setup_context`` use to leave information for ``backward``.
 
-    Both kinds of node (a custom Function's and a built-in's) keep what they save the same way,
-    in ``_saved``: an input as the object itself, with the version it had in ``_versions`` (None
-    when all were at version 0) and whether it had a grad_fn in bit i of ``_nonleaf``; an output
-    of the node, or any tensor under ``saved_tensors_hooks``, as a ``SavedTensor``; anything
-    else (None, a built-in's numbers) as it is. ``saved_tensors`` checks them, as torch's
-    ``SavedVariable.unpack`` does, with one message.
+    Both kinds of node (a custom Function's, a built-in's) save the same way, in ``_saved``: an
+    input as itself, its version in ``_versions`` (None when all were 0) and whether it had a
+    grad_fn in bit i of ``_nonleaf``; an output of the node, or any tensor under
+    ``saved_tensors_hooks``, as a ``SavedTensor``; anything else as it is.
     """
 
     __slots__ = ()

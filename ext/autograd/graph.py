@@ -106,8 +106,7 @@ class _NodeHooks:
         self.post: dict = hook_dict()
 
     def run_tensor_pre(self, grads: list) -> list:
-        """The hooks of the node's output tensors, then their retain_grad updates (torch's
-        order), on the gradients w.r.t. the outputs."""
+        """The hooks of the node's output tensors, then their retain_grad (torch's order)."""
         for nr, table in self.tensor_pre.items():
             if table:
                 grads = run_tensor_hooks(table, grads, nr)
@@ -120,8 +119,7 @@ class _NodeHooks:
         return grads
 
     def run_pre(self, grads: list) -> list:
-        """The node's pre-hooks, each on the gradients w.r.t. the outputs that the previous one
-        left; a returned tuple replaces them."""
+        """The node's pre-hooks, each on the output gradients; a returned tuple replaces them."""
         for hook in list(self.pre.values()):
             new = hook(tuple(grads))
             if new is not None:
@@ -129,8 +127,8 @@ class _NodeHooks:
         return grads
 
     def run_post(self, outputs: tuple, grads: list) -> tuple:
-        """The node's post hooks, each on its results (``outputs``) and the ``grads`` it was
-        given; a returned tuple replaces the results."""
+        """The node's post hooks, on its results and the ``grads`` it was given; a returned tuple
+        replaces the results."""
         for hook in list(self.post.values()):
             new = hook(tuple(outputs), tuple(grads))
             if new is not None:
@@ -280,13 +278,9 @@ class AccumulateGrad(Node):
                                 f"'{type(result).__name__}'")
 
     def _accumulate(self, grad: Tensor, create_graph: bool, owned: bool) -> None:
-        """Add ``grad`` into the leaf's ``.grad``.
-
-        A first gradient is kept as ``.grad`` without a copy when the engine ``owned`` it and
-        it is not a view (torch's AccumulateGrad steals a gradient nobody else holds that
-        obeys the leaf's layout); anything else is copied, so ``.grad`` never aliases values
-        another tensor shows.
-        """
+        """Add ``grad`` into ``.grad``: a first one is kept without a copy when the engine
+        ``owned`` it and it is not a view (torch's AccumulateGrad steals an unshared gradient
+        that obeys the leaf's layout), else copied: ``.grad`` never aliases another tensor."""
         var = self.variable
         # The leaf may have changed since the graph was built: torch checks it here, at
         # backward time (detach_() or requires_grad_(False) since: no .grad).
