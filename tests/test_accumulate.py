@@ -51,3 +51,36 @@ def test_grads_of_a_shared_subexpression_stay_separate(T, rng):
     expected_v = w.detach().numpy().sum(0) * 3
     w.grad.zero_()
     np.testing.assert_allclose(v.grad.numpy(), expected_v, rtol=1e-12)
+
+
+def _shares(a, b) -> bool:
+    return np.shares_memory(a.detach().numpy(), b.detach().numpy())
+
+
+def test_a_first_grad_is_a_copy_of_a_gradient_someone_else_holds(T):
+    # AccumulateGrad keeps a first gradient without a copy only when nothing else holds it:
+    # here each one is held by the caller, a custom Function's ctx, or a built-in that passed
+    # the caller's gradient through.
+    held = T.tensor([0.5, 0.25])
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    x.backward(held)
+    assert not _shares(x.grad, held)
+
+    x.grad = None
+    x.clone().backward(held)
+    assert not _shares(x.grad, held)
+
+    class Keep(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            ctx.kept = g * 2
+            return ctx.kept
+
+    x.grad = None
+    y = Keep.apply(x)
+    y.sum().backward()
+    assert not _shares(x.grad, y.grad_fn.kept)

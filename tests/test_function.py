@@ -162,6 +162,30 @@ def test_saved_input_comes_back_as_the_same_object(T):
     assert saved[2] is w
 
 
+def test_saved_output_without_history_comes_back_as_the_same_object(T):
+    # A saved tensor is an output of the node only if the node is its grad_fn: an output marked
+    # non-differentiable is kept as it is, like an input.
+    seen = {}
+
+    class Two(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            a, b = x * 2, x * 3
+            ctx.mark_non_differentiable(b)
+            ctx.save_for_backward(a, b)
+            seen["a"], seen["b"] = a, b
+            return a, b
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            a, b = ctx.saved_tensors
+            seen["saved"] = (a is seen["a"], b is seen["b"], a.grad_fn is not None)
+            return ga * 2
+
+    Two.apply(leaf(T))[0].sum().backward()
+    assert seen["saved"] == (False, True, True)
+
+
 def test_saved_tensors_can_be_read_twice(T):
     class ReadTwice(T.autograd.Function):
         @staticmethod
@@ -828,3 +852,16 @@ def test_outputs_of_an_unrecorded_function_that_require_grad_come_back_detached(
         same = Same.apply(x)
     assert out is not x and same is not x
     assert not out.requires_grad and not same.requires_grad and x.requires_grad
+
+
+@pytest.mark.ext_only
+def test_a_builtin_apply_takes_keywords_as_function_apply_does():
+    import ext
+    from ext.functions.shape import Transpose
+
+    x = ext.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    y = Transpose.apply(x, dim1=1, dim0=0)
+    assert tuple(y.shape) == (3, 2)
+    assert y.grad_fn.name() == "TransposeBackward0"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dims'"):
+        Transpose.apply(x, 0, 1, dims=1)

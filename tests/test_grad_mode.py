@@ -364,3 +364,24 @@ def test_inference_mode_restores_after_exception(T):
         raise ValueError("boom")
     assert T.is_inference_mode_enabled() is False
     assert T.is_grad_enabled() is True
+
+
+@pytest.mark.ext_only
+def test_the_special_flag_follows_the_rare_modes_on_each_thread():
+    import ext
+    from ext._state import STATE
+
+    assert not STATE.special
+    with ext.inference_mode(), ext.autograd.detect_anomaly(check_nan=False):
+        assert STATE.special
+        seen = []
+        thread = threading.Thread(target=lambda: seen.append((STATE.special, STATE.inference)))
+        thread.start()
+        thread.join()
+        assert seen == [(False, False)]
+    assert not STATE.special
+    with ext.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        assert STATE.special
+    with ext.autograd.forward_ad.dual_level():
+        assert STATE.special
+    assert not STATE.special

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .._state import STATE, refresh_special
+from .._state import STATE
 
 # ext's package directory, with a trailing separator so that a sibling such as ext_utils/ does
 # not match.
@@ -42,11 +42,9 @@ class detect_anomaly:  # noqa: N801 - torch's name
     def __enter__(self) -> None:
         self.prev = (STATE.anomaly, STATE.anomaly_check_nan)
         STATE.anomaly, STATE.anomaly_check_nan = True, self.check_nan
-        refresh_special()
 
     def __exit__(self, *exc: Any) -> None:
         STATE.anomaly, STATE.anomaly_check_nan = self.prev
-        refresh_special()
 
 
 class set_detect_anomaly:  # noqa: N801 - torch's name
@@ -55,14 +53,12 @@ class set_detect_anomaly:  # noqa: N801 - torch's name
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
         self.prev = (STATE.anomaly, STATE.anomaly_check_nan)
         STATE.anomaly, STATE.anomaly_check_nan = bool(mode), bool(check_nan)
-        refresh_special()
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc: Any) -> None:
         STATE.anomaly, STATE.anomaly_check_nan = self.prev
-        refresh_special()
 
 
 def record_forward_stack(node) -> None:

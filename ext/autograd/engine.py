@@ -11,11 +11,11 @@ import heapq
 import itertools
 
 from .._state import STATE
-from .._tensor import Tensor, legacy_type_name
+from .._tensor import Tensor
 from .anomaly_mode import apply_checked, check_nan
 from .graph import AccumulateGrad, Node
 
-__all__ = ["run_backward"]
+__all__ = ["run_backward", "GraphTask"]
 
 
 def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_graph: bool,
@@ -27,79 +27,96 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
     ones. Without it (``autograd.grad``) the gradients reaching the ``inputs`` edges are captured
     and returned, and ``.grad`` is never touched.
     """
-    dependencies = _count_dependencies(roots)
-    captures = None
-    needed = None
-    if inputs is not None:
-        needed = _needed_nodes(dependencies, roots, inputs, run_targets=accumulate)
-        if not accumulate:
-            captures = {}
-            for i, edge in enumerate(inputs):
-                captures.setdefault(edge, []).append(i)
-    captured = [None] * len(inputs) if captures is not None else None
-    targets = {fn for fn, _ in inputs} if inputs is not None else ()
+    return GraphTask(roots, root_grads, keep_graph, create_graph, inputs, accumulate).run()
 
-    buffers: dict[Node, list] = {}
-    for (fn, nr), g in zip(roots, root_grads):
-        buf = buffers.get(fn)
-        if buf is None:
-            buf = buffers[fn] = [None] * len(fn._out_meta)
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
 
-    # A heap of (-sequence_nr, tick, node): the tick, unique per push, breaks any tie between
-    # sequence numbers (first in, first out), so that the heap never compares nodes.
-    ready: list = []
-    tick = itertools.count().__next__
-    accumulators: list = []
-    for fn in buffers:
-        if dependencies.get(fn, 0) == 0:
-            if type(fn) is AccumulateGrad:
-                accumulators.append(fn)
-            else:
-                ready.append((-fn._seq, tick(), fn))
-    heapq.heapify(ready)
+class GraphTask:
+    """The state of one backward pass (torch's GraphTask): per node, the edges still to deliver
+    to it (``dependencies``) and its gradients so far (``buffers``, the not-ready buffer); the
+    nodes to run when restricted to ``inputs`` (``needed``, None: all) and those inputs' nodes
+    (``targets``); where each input edge of ``autograd.grad`` is ``captured``; the accumulators
+    whose gradient the engine ``owned``. Ready nodes wait in a heap of (-sequence_nr, tick,
+    node), the tick breaking ties first in first out; ready accumulators run first."""
 
-    # Anything beyond "run every node": restricted inputs, captures.
-    special = needed is not None or captures is not None
-    state = STATE
-    prev_mode = state.grad_enabled
-    state.grad_enabled = create_graph
-    prev_tasks = state.backward_inputs
-    state.backward_inputs = prev_tasks + (inputs is not None,)
-    anomaly = state.anomaly
-    # The next node to run when it is the only one ready: a chain then never touches the heap.
-    fn = None
-    outputs = buf = None
-    try:
+    __slots__ = ("keep_graph", "create_graph", "dependencies", "needed", "targets", "captures",
+                 "captured", "buffers", "owned", "ready", "accumulators", "tick")
+
+    def __init__(self, roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_graph: bool,
+                 create_graph: bool, inputs: list[tuple[Node, int]] | None,
+                 accumulate: bool) -> None:
+        self.keep_graph = keep_graph
+        self.create_graph = create_graph
+        self.dependencies = _count_dependencies(roots)
+        self.needed = self.captures = self.captured = None
+        self.targets: set | tuple = ()
+        if inputs is not None:
+            self.needed = _needed_nodes(self.dependencies, roots, inputs, run_targets=accumulate)
+            self.targets = {fn for fn, _ in inputs}
+            if not accumulate:
+                self.captures = {}
+                for i, edge in enumerate(inputs):
+                    self.captures.setdefault(edge, []).append(i)
+                self.captured = [None] * len(inputs)
+        self.owned: set = set()
+        self.ready: list = []
+        self.accumulators: list = []
+        self.tick = itertools.count().__next__
+        # The root gradients are buffered, and the roots that nothing else feeds made ready.
+        buffers = self.buffers = {}
+        for (fn, nr), g in zip(roots, root_grads):
+            buf = buffers.get(fn)
+            if buf is None:
+                buf = buffers[fn] = [None] * len(fn._out_meta)
+            buf[nr] = g if buf[nr] is None else buf[nr] + g
+        for fn in buffers:
+            if self.dependencies.get(fn, 0) == 0:
+                if type(fn) is AccumulateGrad:
+                    self.accumulators.append(fn)
+                else:
+                    self.ready.append((-fn._seq, self.tick(), fn))
+        heapq.heapify(self.ready)
+
+    def run(self) -> list | None:
+        """Run the graph with grad mode set to ``create_graph``; the captured gradients of
+        ``autograd.grad`` (None for ``backward``)."""
+        state = STATE
+        prev_mode = state.grad_enabled
+        state.grad_enabled = self.create_graph
+        prev_tasks = state.backward_inputs
+        state.backward_inputs = prev_tasks + (self.needed is not None,)
+        try:
+            self._loop()
+        finally:
+            state.grad_enabled = prev_mode
+            state.backward_inputs = prev_tasks
+        return self.captured
+
+    def _loop(self) -> None:
+        """Run nodes until none is ready: a node, then the gradients it returns passed on to the
+        nodes behind it (the hot loop: the rare paths are methods)."""
+        buffers, dependencies, ready = self.buffers, self.dependencies, self.ready
+        accumulators, tick, keep_graph = self.accumulators, self.tick, self.keep_graph
+        restricted = self.needed is not None
+        anomaly = STATE.anomaly
+        # The next node to run when it is the only one ready: a chain then never touches the heap.
+        fn = None
         while True:
             if accumulators:
                 if fn is not None:
                     heapq.heappush(ready, (-fn._seq, tick(), fn))
                 fn = accumulators.pop(0)
-            elif fn is None:
+                self._run_leaf(fn, buffers.pop(fn))
+                fn = None
+                continue
+            if fn is None:
                 if not ready:
                     break
                 fn = heapq.heappop(ready)[2]
             grads = buffers.pop(fn)
             hooks = fn._hooks
-            is_leaf = type(fn) is AccumulateGrad
-            if special or is_leaf or hooks is not None:
-                grads = _prologue(fn, grads, hooks, is_leaf, needed, targets, captures, captured)
+            if restricted or hooks is not None:
+                grads = self._prepare(fn, grads, hooks)
                 if grads is None:
-                    fn = None
-                    continue
-                if is_leaf:
-                    g = grads[0]
-                    post = grads if hooks is not None and hooks.post else None
-                    # Drop the engine's other references, so that AccumulateGrad can tell
-                    # whether it holds the only one and may keep the gradient without a copy.
-                    grads = outputs = buf = None
-                    if g is not None:
-                        fn._accumulate(g, create_graph)
-                    # torch runs these even when no gradient reached the leaf.
-                    _post_accumulate_hooks(fn.variable)
-                    if post is not None:
-                        _call_post_hooks(fn, hooks, (), post)
                     fn = None
                     continue
 
@@ -111,20 +128,22 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                     outputs = _validate_outputs(fn, fn._apply(grads))
             else:
                 outputs = (None,) * len(fn._next)
-            if needed is not None and fn._skip_undefined:
-                outputs = _only_needed(fn, outputs, needed, targets)
+            if restricted and fn._skip_undefined:
+                outputs = self._only_needed(fn, outputs)
             if not keep_graph:
                 fn._release()
             if hooks is not None and hooks.post:
-                outputs = _call_post_hooks(fn, hooks, outputs, grads)
-            if anomaly and state.anomaly_check_nan:
+                outputs = hooks.run_post(outputs, grads)
+            if anomaly and STATE.anomaly_check_nan:
                 check_nan(fn, outputs)
 
             following = None
             for nf, nr, g in zip(fn._next, fn._nrs, outputs):
                 if nf is None:
                     continue
-                if g is not None:
+                if type(nf) is AccumulateGrad:
+                    self._buffer_leaf(nf, g, fn, grads, outputs)
+                elif g is not None:
                     buf = buffers.get(nf)
                     if buf is None:
                         if len(nf._out_meta) == 1:
@@ -150,46 +169,92 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_g
                             following = None
                         heapq.heappush(ready, (-nf._seq, tick(), nf))
             fn = following
-    finally:
-        state.grad_enabled = prev_mode
-        state.backward_inputs = prev_tasks
-    return captured
 
+    def _prepare(self, fn: Node, grads: list, hooks) -> list | None:
+        """Before a node runs: the captures of ``autograd.grad``, its tensor hooks (with
+        retain_grad) and its pre-hooks, in torch's order. None when the node is not to run."""
+        runs = self.needed is None or fn in self.needed
+        if not runs and fn not in self.targets:
+            return None
+        # autograd.grad captures a gradient at the node its input flows into, as torch does:
+        # after that tensor's hooks when the node is only captured from, before them when it
+        # also runs (its hooks then change what flows further back, not the captured gradient).
+        if self.captures is not None and runs:
+            self._capture(fn, grads)
+        if type(fn) is AccumulateGrad:
+            grads = fn.run_tensor_hooks(grads)
+        elif hooks is not None:
+            grads = hooks.run_tensor_pre(grads)
+        if not runs:
+            if self.captures is not None:
+                self._capture(fn, grads)
+            return None
+        if hooks is not None and hooks.pre:
+            grads = hooks.run_pre(grads)
+        return grads
 
-def _prologue(fn: Node, grads: list, hooks, is_leaf: bool, needed, targets, captures,
-              captured) -> list | None:
-    """Before a node runs: its tensor hooks, retain_grad, captures for ``autograd.grad`` and its
-    pre-hooks, in torch's order. None when the node is not to run."""
-    runs = needed is None or fn in needed
-    if not runs and fn not in targets:
-        return None
-    # autograd.grad captures a gradient at the node its input flows into. As in torch, it does
-    # so after that tensor's hooks (and retain_grad) when the node is only captured from, but
-    # before them when the node is also to run (another input lies behind it): the hooks then
-    # run with the node, and change what flows further back but not the captured gradient.
-    if captures is not None and runs:
-        _capture(captures, captured, fn, grads)
-    if is_leaf:
-        leaf_hooks = getattr(fn.variable, "_backward_hooks", None)
-        if leaf_hooks:
-            grads = _tensor_hooks(leaf_hooks, grads, 0)
-    elif hooks is not None:
-        grads = _tensor_pre_hooks(hooks, grads)
-    if not runs:
-        if captures is not None:
-            _capture(captures, captured, fn, grads)
-        return None
-    if hooks is not None and hooks.pre:
-        grads = _node_pre_hooks(hooks, grads)
-    return grads
+    def _run_leaf(self, acc: AccumulateGrad, grads: list) -> None:
+        """A leaf's accumulator: its hooks, the gradient added into ``.grad`` (not copied when
+        the engine owns it and no hook saw it), then its post-accumulate and post hooks."""
+        hooks = acc._hooks
+        tensor_hooks = getattr(acc.variable, "_backward_hooks", None)
+        if hooks is not None or tensor_hooks or self.needed is not None:
+            grads = self._prepare(acc, grads, hooks)
+            if grads is None:
+                return
+        g = grads[0]
+        if g is not None:
+            acc._accumulate(g, self.create_graph, hooks is None and not tensor_hooks and
+                            acc in self.owned)
+        if getattr(acc.variable, "_post_acc_hooks", None):
+            acc.run_post_accumulate_hooks()
+        if hooks is not None and hooks.post:
+            hooks.run_post((), grads)
 
+    def _buffer_leaf(self, acc: AccumulateGrad, g: Tensor | None, fn: Node, grads: list,
+                     outputs: tuple) -> None:
+        """Buffer ``g``, a gradient from ``fn`` for the leaf of ``acc``, and note whether the
+        engine owns it. It does when it made it: a sum of two gradients, or a result of a
+        trusted backward (``Node._fresh_results``) that is not one of the gradients it received,
+        not handed to another edge as well, and not seen by its post hooks."""
+        buf = self.buffers.get(acc)
+        if buf is None:
+            buf = self.buffers[acc] = [None]
+        if g is None:
+            return
+        old = buf[0]
+        if old is not None:
+            buf[0] = old + g
+            self.owned.add(acc)
+            return
+        buf[0] = g
+        # (only a first gradient is ever kept: spare the check when the leaf has a .grad)
+        if acc.variable._grad is not None or not fn._fresh_results or \
+                (fn._hooks is not None and fn._hooks.post):
+            return
+        data = g._data
+        for x in grads:
+            if x is not None and x._data is data:
+                return
+        if [x is not None and x._data is data for x in outputs].count(True) == 1:
+            self.owned.add(acc)
 
-def _capture(captures: dict, captured: list, fn: Node, grads: list) -> None:
-    for nr, g in enumerate(grads):
-        slots = captures.get((fn, nr))
-        if slots is not None:
-            for i in slots:
-                captured[i] = g
+    def _capture(self, fn: Node, grads: list) -> None:
+        """Keep the gradients reaching the input edges of ``autograd.grad`` at ``fn``."""
+        for nr, g in enumerate(grads):
+            slots = self.captures.get((fn, nr))
+            if slots is not None:
+                for i in slots:
+                    self.captured[i] = g
+
+    def _only_needed(self, fn: Node, outputs: tuple) -> tuple:
+        """A built-in's outputs with None where its edge leads to no node this pass runs or
+        captures from: torch's ops do not compute those gradients
+        (``task_should_compute_output``), so post hooks see None there and anomaly mode checks
+        nothing. (A custom Function's ``backward`` is not asked, and its outputs all stay.)"""
+        needed, targets = self.needed, self.targets
+        return tuple([g if g is None or nf is None or nf in needed or nf in targets else None
+                      for g, nf in zip(outputs, fn._next)])
 
 
 def _count_dependencies(roots: list[tuple[Node, int]]) -> dict[Node, int]:
@@ -211,15 +276,6 @@ def _count_dependencies(roots: list[tuple[Node, int]]) -> dict[Node, int]:
                 seen.add(nf)
                 stack.append(nf)
     return dependencies
-
-
-def _only_needed(fn: Node, outputs: tuple, needed: set, targets) -> tuple:
-    """A built-in's outputs with None where its edge leads to no node this graph task runs or
-    captures from: torch's ops do not compute those gradients (``task_should_compute_output``),
-    so post hooks see None there and anomaly mode checks nothing. (A custom Function's
-    ``backward`` is not asked, and its outputs all stay.)"""
-    return tuple([g if g is None or nf is None or nf in needed or nf in targets else None
-                  for g, nf in zip(outputs, fn._next)])
 
 
 def _needed_nodes(dependencies: dict, roots: list, inputs: list, run_targets: bool) -> set:
@@ -309,100 +365,3 @@ def _dtype_of(np_dtype):
     from .._dtype import FROM_NUMPY
 
     return FROM_NUMPY[np_dtype]
-
-
-def _tensor_hooks(table: dict, grads: list, nr: int) -> list:
-    """Run ``Tensor.register_hook`` hooks in registration order, each on the previous result.
-
-    As in torch, a hook runs even when no gradient reached its tensor (it sees None).
-    """
-    g = grads[nr]
-    for hook in list(table.values()):
-        new = hook(g)
-        if new is not None:
-            if g is None:
-                raise RuntimeError("can't replace a None gradient with a non-None value")
-            g = _check_hook_result(hook, g, new)
-    grads[nr] = g
-    return grads
-
-
-def _tensor_pre_hooks(hooks, grads: list) -> list:
-    """Tensor hooks on the node's outputs, then the retain_grad updates (torch's order)."""
-    for nr, table in hooks.tensor_pre.items():
-        if table:
-            grads = _tensor_hooks(table, grads, nr)
-    for nr, ref in hooks.retains_grad.items():
-        g = grads[nr]
-        t = ref()
-        if g is not None and t is not None:
-            # torch's retain_grad hook stores a clone (recorded under create_graph).
-            t._grad = g.clone() if t._grad is None else t._grad + g
-    return grads
-
-
-def _node_pre_hooks(hooks, grads: list) -> list:
-    for hook in list(hooks.pre.values()):
-        new = hook(tuple(grads))
-        if new is not None:
-            if not isinstance(new, tuple):
-                raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
-            if len(new) != len(grads):
-                raise RuntimeError(
-                    f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
-                    f"(got {len(new)}, but expected {len(grads)})")
-            _check_hook_tuple(hook, grads, new)
-            grads = list(new)
-    return grads
-
-
-def _call_post_hooks(fn: Node, hooks, outputs: tuple, grads: list) -> tuple:
-    for hook in list(hooks.post.values()):
-        new = hook(tuple(outputs), tuple(grads))
-        if new is not None:
-            if not isinstance(new, tuple):
-                raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
-            if len(new) != len(outputs):
-                raise RuntimeError(
-                    f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
-                    f"(got {len(new)}, but expected {len(outputs)})")
-            _check_hook_tuple(hook, outputs, new)
-            outputs = tuple(new)
-    return outputs
-
-
-def _check_hook_tuple(hook, old, new: tuple) -> None:
-    for o, n in zip(old, new):
-        if n is None:
-            continue
-        if o is None:
-            raise RuntimeError("can't replace a None gradient with a non-None value")
-        _check_hook_result(hook, o, n)
-
-
-def _post_accumulate_hooks(variable: Tensor) -> None:
-    table = getattr(variable, "_post_acc_hooks", None)
-    if not table:
-        return
-    for hook in list(table.values()):
-        result = hook(variable)
-        if result is not None:
-            if isinstance(result, Tensor):
-                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
-            raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
-
-
-def _check_hook_result(hook, old: Tensor, new) -> Tensor:
-    if not isinstance(new, Tensor):
-        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
-    if new._data.shape != old._data.shape:
-        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
-    if new._data.dtype != old._data.dtype:
-        raise RuntimeError(
-            f"hook '{_hook_name(hook)}' has changed the type of value (was "
-            f"{legacy_type_name(old).split()[0][1:]} got {legacy_type_name(new).split()[0][1:]})")
-    return new
-
-
-def _hook_name(hook) -> str:
-    return getattr(hook, "__name__", type(hook).__name__)

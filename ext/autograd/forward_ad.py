@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._state import STATE, refresh_special
+from .._state import STATE
 from .._tensor import Tensor, wrap
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
@@ -38,7 +38,6 @@ def enter_dual_level() -> int:
     level = _levels[0]
     _levels[0] += 1
     STATE.fw_level = level
-    refresh_special()
     return level
 
 
@@ -50,7 +49,6 @@ def exit_dual_level(*, level: int | None = None) -> None:
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
                            "was created. This is not supported.")
     STATE.fw_level = None
-    refresh_special()
     for ref in _holders.pop(level, ()):
         t = ref()
         fw = None if t is None else t._fw_grad
@@ -139,12 +137,10 @@ def _untracked(fn, *args):
     """Run ``fn`` with the forward-AD level off (tangent arithmetic is not itself tracked)."""
     level = STATE.fw_level
     STATE.fw_level = None
-    refresh_special()
     try:
         return fn(*args)
     finally:
         STATE.fw_level = level
-        refresh_special()
 
 
 def write_tangent(t: Tensor, result: Tensor) -> None:
@@ -262,12 +258,10 @@ def propagate(op: type, outputs: tuple, args: tuple) -> None:
     out = outputs[0] if len(outputs) == 1 else outputs
     # The rule runs on primal values: tangents of tangents are not tracked.
     STATE.fw_level = None
-    refresh_special()
     try:
         result = op.tangents(args, out, tuple(tangents))
     finally:
         STATE.fw_level = level
-        refresh_special()
     if type(result) is not tuple:
         result = (result,)
     for o, t in zip(outputs, result):

@@ -15,19 +15,36 @@ from typing import Any
 
 import numpy as np
 
-from .._state import STATE, refresh_special
+from .._state import STATE
 from .._tensor import Tensor, wrap
-from .graph import Node, freed_marker, link, save, unpack_all
+from .graph import (
+    ERR_BACKWARD_TWICE,
+    Node,
+    SavedTensor,
+    check_saved_input,
+    link,
+    save,
+    saved_version,
+)
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
-_FREED = freed_marker()
+FREED = object()  # a node's saved values once backward released them
 
 
 class FunctionCtx:
-    """What ``forward``/``setup_context`` use to leave information for ``backward``."""
+    """What ``forward``/``setup_context`` use to leave information for ``backward``.
+
+    Both kinds of node (a custom Function's, a built-in's) save the same way, in ``_saved``: an
+    input as itself, its version in ``_versions`` (None when all were 0) and whether it had a
+    grad_fn in bit i of ``_nonleaf``; an output of the node, or any tensor under
+    ``saved_tensors_hooks``, as a ``SavedTensor``; anything else as it is.
+    """
 
     __slots__ = ()
+    # Whether the saved values are read by a built-in's formula, which refuses a non-leaf input
+    # detached in place since (torch hands a custom Function the node itself as the history).
+    _formula = False
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
         """Save tensors (inputs, outputs or None) for ``backward``, checked for in-place
@@ -46,17 +63,6 @@ class FunctionCtx:
                                      "should save non-tensors as attributes on ctx.")
         self._saved_forward = tensors
 
-    @property
-    def saved_tensors(self) -> tuple:
-        """The tensors given to ``save_for_backward``; inputs come back as the same objects."""
-        forward = getattr(self, "_saved_forward", None)
-        if forward is not None and getattr(self, "_in_jvp", False):
-            return forward
-        saved = self._saved
-        if saved is None:
-            return ()
-        return unpack_all(saved, self)
-
     def mark_dirty(self, *tensors: Tensor) -> None:
         """Declare inputs that forward modified in place; they must be returned, and come back
         as the same objects with this Function as their grad_fn."""
@@ -70,27 +76,90 @@ class FunctionCtx:
         """Whether ``backward`` receives zeros (True, the default) or None for unused outputs."""
         self._materialize_grads = value
 
-    def _finish_saving(self, outputs: tuple) -> None:
-        to_save = self._to_save
-        if to_save is None:
-            self._saved = ()
+    def _store(self, *values) -> None:
+        """Keep ``values`` for backward (see the class); the node is already linked, so its
+        outputs are the tensors whose grad_fn it is."""
+        if STATE.special and STATE.saved_hooks is not None:
+            self._saved = tuple(save(v, v._grad_fn is self) if type(v) is Tensor else v
+                                for v in values)
+            self._versions = None
+            self._nonleaf = 0
             return
-        self._to_save = None
-        self._saved = tuple(
-            None if t is None else save(t, any(t is o for o in outputs))
-            for t in to_save)
+        saved = values
+        versions = None
+        nonleaf = 0
+        for i, v in enumerate(values):
+            if type(v) is not Tensor:
+                continue
+            fn = v._grad_fn
+            if fn is self:
+                if saved is values:
+                    saved = list(values)
+                saved[i] = SavedTensor(v, True)
+                continue
+            if fn is not None:
+                nonleaf |= 1 << i
+            if v._vc is not None:
+                version = saved_version(v)
+                if version:
+                    if versions is None:
+                        versions = [0] * len(values)
+                    versions[i] = version
+        self._saved = values if saved is values else tuple(saved)
+        self._versions = versions
+        self._nonleaf = nonleaf
+
+    def _unpack_saved(self) -> tuple:
+        """The saved values, refused if a saved tensor was modified in place since it was saved
+        (or, for a formula, detached in place since it was saved as a non-leaf)."""
+        saved = self._saved
+        if saved is FREED:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        versions = self._versions
+        if versions is None:
+            # The common case: nothing was at a non-zero version when saved, so a saved tensor
+            # is intact exactly when its counter is still 0 (or was never made) and it has the
+            # grad_fn it had (a leaf now was a leaf then, or was detached in place since).
+            for v in saved:
+                if type(v) is Tensor:
+                    vc = v._vc
+                    if vc is not None and vc[0]:
+                        break
+                    if v._grad_fn is None and self._nonleaf:
+                        break
+                elif v is not None and isinstance(v, SavedTensor):
+                    break
+            else:
+                return saved
+        out = []
+        nonleaf = self._nonleaf if self._formula else 0
+        for i, v in enumerate(saved):
+            if type(v) is Tensor:
+                check_saved_input(v, 0 if versions is None else versions[i], nonleaf >> i & 1)
+            elif isinstance(v, SavedTensor):
+                v = v.unpack(self, self._formula)
+            out.append(v)
+        return tuple(out)
+
+    def _release(self) -> None:
+        """Drop the saved values (backward without retain_graph)."""
+        if self._saved:
+            self._saved = FREED
 
 
-class BackwardCFunction(Node, FunctionCtx):
+class BackwardCFunction(FunctionCtx, Node):
     """The node of a custom Function; ``<ClassName>Backward`` classes derive from it."""
 
     _forward_cls: type
     _skip_undefined = False
+    _fresh_results = False
     _materialize_grads = True
     _non_differentiable: tuple = ()
     _dirty: tuple = ()
-    _to_save = None
-    _saved = None
+    _saved: tuple | object = ()
+    _to_save = _saved_forward = _versions = None
+    _nonleaf = 0
+    _in_jvp = False
 
     def __init__(self) -> None:
         # Made through Function.apply (or the built-ins' fast path), not by users.
@@ -131,13 +200,13 @@ class BackwardCFunction(Node, FunctionCtx):
             grads.append(result[p])
         return tuple(grads)
 
-    def _release(self) -> None:
-        saved = self._saved
-        if saved:
-            for s in saved:
-                if s is not None:
-                    s.free()
-            self._saved = _FREED
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward`` (in ``jvp``: to ``save_for_forward``);
+        inputs come back as the same objects."""
+        if self._in_jvp and self._saved_forward is not None:
+            return self._saved_forward
+        return self._unpack_saved()
 
 
 def _zeros_for(meta: tuple) -> Tensor:
@@ -150,26 +219,19 @@ def _custom_node_repr(node) -> str:
 
 
 class FunctionMeta(type):
-    """Creates each Function's node class (``<ClassName>Backward``) when the Function is made."""
+    """Creates each custom Function's node class (``<ClassName>Backward``) when the Function is
+    made. A class that made its own node class as it was created (the built-ins do, in
+    ``__init_subclass__``) keeps it."""
 
     def __init__(cls, name: str, bases: tuple, attrs: dict) -> None:
         super().__init__(name, bases, attrs)
-        node_base = attrs.get("_node_base") or getattr(cls, "_node_base", BackwardCFunction)
-        node_name = attrs.get("node_name") or f"{name}Backward"
-        namespace = {"_forward_cls": cls, "__module__": cls.__module__}
-        slots = getattr(cls, "_node_slots", None)
-        if slots is not None:
-            namespace["__slots__"] = slots()
-        cls._backward_cls = type(node_name, (node_base,), namespace)
-        if node_base is BackwardCFunction:
-            # torch makes a custom Function's node class in torch.autograd.function.
-            cls._backward_cls.__repr__ = _custom_node_repr
-        decorate = getattr(cls, "_decorate_node", None)
-        if decorate is not None:
-            decorate()
+        if "_backward_cls" not in cls.__dict__:
+            # (torch makes a custom Function's node class in torch.autograd.function)
+            cls._backward_cls = type(f"{name}Backward", (BackwardCFunction,), {
+                "_forward_cls": cls, "__module__": cls.__module__, "__repr__": _custom_node_repr})
 
 
-def _bind(fn, args: tuple, kwargs: dict, skip_ctx: bool) -> tuple:
+def bind_arguments(fn, args: tuple, kwargs: dict, skip_ctx: bool) -> tuple:
     """Bind keyword arguments of ``apply`` to forward's positional slots, with defaults."""
     sig = inspect.signature(fn)
     if skip_ctx:
@@ -189,8 +251,6 @@ class Function(metaclass=FunctionMeta):
     Define ``forward(ctx, *args)`` (or ``forward(*args)`` plus ``setup_context(ctx, inputs,
     output)``) and ``backward(ctx, *grad_outputs)`` returning one gradient per forward argument.
     """
-
-    _node_base = BackwardCFunction
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions "
@@ -247,7 +307,7 @@ class Function(metaclass=FunctionMeta):
             return _bridge()(cls, args, kwargs)
         separate = cls.setup_context is not Function.setup_context
         if kwargs:
-            args = _bind(cls.forward, args, kwargs, skip_ctx=not separate)
+            args = bind_arguments(cls.forward, args, kwargs, skip_ctx=not separate)
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         record = STATE.grad_enabled and not STATE.inference and any(needs)
@@ -264,7 +324,6 @@ class Function(metaclass=FunctionMeta):
         if tangents is not None:
             # forward sees primal values: its own ops do not carry tangents.
             state.fw_level = None
-            refresh_special()
         try:
             if separate:
                 output = cls.forward(*args)
@@ -275,7 +334,6 @@ class Function(metaclass=FunctionMeta):
             state.grad_enabled = prev
             if tangents is not None:
                 state.fw_level = prev_level
-                refresh_special()
 
         is_tuple = isinstance(output, tuple)
         outputs = output if is_tuple else (output,)
@@ -324,7 +382,10 @@ class Function(metaclass=FunctionMeta):
                 # After the history is set and before the tensors are saved, as in torch: a
                 # missing jvp raises with the graph built, and jvp sees no saved tensors.
                 _forward_tangents(cls, ctx, args, outputs, tangents)
-            ctx._finish_saving(outputs)
+            to_save = ctx._to_save
+            if to_save is not None:
+                ctx._to_save = None
+                ctx._store(*to_save)
         else:
             ctx._to_save = None
             if tangents is not None:
@@ -349,14 +410,12 @@ def _forward_tangents(cls, ctx, args: tuple, outputs: tuple, tangents: list) -> 
                     isinstance(a, Tensor) else t for a, t in zip(args, tangents)]
     level = STATE.fw_level
     STATE.fw_level = None
-    refresh_special()
     ctx._in_jvp = True
     try:
         result = cls.jvp(ctx, *tangents)
     finally:
         ctx._in_jvp = False
         STATE.fw_level = level
-        refresh_special()
     result = result if isinstance(result, tuple) else (result,)
     for o, t in zip(outputs, result):
         if isinstance(o, Tensor) and isinstance(t, Tensor) and o.is_floating_point():
@@ -481,12 +540,10 @@ class Error(Node):
     """A node that raises when backward reaches it (results of once-differentiable backwards)."""
 
     __slots__ = ("_message",)
+    _qualified_name = "ext::autograd::Error"
 
     def __init__(self, message: str) -> None:
         self._message = message
-
-    def name(self) -> str:
-        return "ext::autograd::Error"
 
     def _apply(self, grads: list) -> tuple:
         raise RuntimeError(self._message)

@@ -10,7 +10,7 @@ import functools
 import inspect
 from typing import Any
 
-from .._state import STATE, refresh_special
+from .._state import STATE
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled"]
@@ -163,11 +163,9 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801 - torch's name
         if self.mode:
             STATE.grad_enabled = False
             STATE.inference = True
-            refresh_special()
 
     def __exit__(self, *exc: Any) -> None:
         STATE.grad_enabled, STATE.inference = self.prev
-        refresh_special()
 
     def clone(self) -> inference_mode:
         """A manager with the same mode."""

@@ -8,11 +8,10 @@ counting the moment the last output tensor goes away.
 from __future__ import annotations
 
 import itertools
-import sys
 import weakref
 from typing import Any
 
-from .._state import STATE, refresh_special
+from .._state import STATE
 from .._tensor import Tensor, bump_version, legacy_type_name, views_follow_base
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "saved_tensors_hooks",
@@ -44,9 +43,6 @@ _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
 # AccumulateGrad's sequence number in torch (UINT64_MAX): it runs as soon as it is ready.
 ACCUMULATE_SEQ = 18446744073709551615
-
-_FREED = object()  # marks saved tensors released by backward
-
 
 _hook_ids = itertools.count()
 
@@ -109,6 +105,84 @@ class _NodeHooks:
         self.pre: dict = hook_dict()
         self.post: dict = hook_dict()
 
+    def run_tensor_pre(self, grads: list) -> list:
+        """The hooks of the node's output tensors, then their retain_grad (torch's order)."""
+        for nr, table in self.tensor_pre.items():
+            if table:
+                grads = run_tensor_hooks(table, grads, nr)
+        for nr, ref in self.retains_grad.items():
+            g = grads[nr]
+            t = ref()
+            if g is not None and t is not None:
+                # torch's retain_grad hook stores a clone (recorded under create_graph).
+                t._grad = g.clone() if t._grad is None else t._grad + g
+        return grads
+
+    def run_pre(self, grads: list) -> list:
+        """The node's pre-hooks, each on the output gradients; a returned tuple replaces them."""
+        for hook in list(self.pre.values()):
+            new = hook(tuple(grads))
+            if new is not None:
+                grads = list(_hook_tuple(hook, grads, new))
+        return grads
+
+    def run_post(self, outputs: tuple, grads: list) -> tuple:
+        """The node's post hooks, on its results and the ``grads`` it was given; a returned tuple
+        replaces the results."""
+        for hook in list(self.post.values()):
+            new = hook(tuple(outputs), tuple(grads))
+            if new is not None:
+                outputs = _hook_tuple(hook, outputs, new)
+        return outputs
+
+
+def run_tensor_hooks(table: dict, grads: list, nr: int) -> list:
+    """Run ``Tensor.register_hook`` hooks on ``grads[nr]`` in registration order, each on the
+    previous result. As in torch, a hook runs even when no gradient reached its tensor (it
+    sees None)."""
+    g = grads[nr]
+    for hook in list(table.values()):
+        new = hook(g)
+        if new is not None:
+            if g is None:
+                raise RuntimeError("can't replace a None gradient with a non-None value")
+            g = _hook_result(hook, g, new)
+    grads[nr] = g
+    return grads
+
+
+def _hook_tuple(hook, old, new) -> tuple:
+    """A node hook's returned tuple, checked against the values it replaces."""
+    if not isinstance(new, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
+    if len(new) != len(old):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
+                           f"(got {len(new)}, but expected {len(old)})")
+    for o, n in zip(old, new):
+        if n is None:
+            continue
+        if o is None:
+            raise RuntimeError("can't replace a None gradient with a non-None value")
+        _hook_result(hook, o, n)
+    return new
+
+
+def _hook_result(hook, old: Tensor, new) -> Tensor:
+    """A hook's replacement of gradient ``old``, which must keep its size and dtype."""
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if new._data.shape != old._data.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+    if new._data.dtype != old._data.dtype:
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has changed the type of value (was "
+            f"{legacy_type_name(old).split()[0][1:]} got {legacy_type_name(new).split()[0][1:]})")
+    return new
+
+
+def _hook_name(hook) -> str:
+    return getattr(hook, "__name__", type(hook).__name__)
+
 
 class Node:
     """A step of the backward graph: turns gradients w.r.t. its outputs into gradients w.r.t.
@@ -118,10 +192,17 @@ class Node:
     # Whether the engine may skip the node when no gradient reached it (built-ins pass "no
     # gradient" through; a custom Function's backward still runs, with zeros or None).
     _skip_undefined = True
+    # What name() says when it is not the class's name (torch's nodes written by hand in C++
+    # say "torch::autograd::<Name>").
+    _qualified_name: str | None = None
+    # Whether each gradient the node's backward returns is one it was given, a view of one, or
+    # a tensor it made and keeps no reference to (the engine's own nodes and the built-ins; not
+    # user code, which may keep what it returns).
+    _fresh_results = True
 
     def name(self) -> str:
         """The node's name, e.g. ``'MulBackward0'``."""
-        return type(self).__name__
+        return self._qualified_name or type(self).__name__
 
     @property
     def next_functions(self) -> tuple:
@@ -171,6 +252,7 @@ class AccumulateGrad(Node):
     """The node of a leaf that requires grad: adds incoming gradients into ``variable.grad``."""
 
     __slots__ = ("variable",)
+    _qualified_name = "ext::autograd::AccumulateGrad"
 
     def __init__(self, variable: Tensor) -> None:
         self.variable = variable
@@ -179,10 +261,26 @@ class AccumulateGrad(Node):
         self._out_meta = ((variable._data.shape, variable._data.dtype),)
         self._hooks = None
 
-    def name(self) -> str:
-        return "ext::autograd::AccumulateGrad"
+    def run_tensor_hooks(self, grads: list) -> list:
+        """The leaf's ``Tensor.register_hook`` hooks, on its gradient."""
+        table = getattr(self.variable, "_backward_hooks", None)
+        return run_tensor_hooks(table, grads, 0) if table else grads
 
-    def _accumulate(self, grad: Tensor, create_graph: bool) -> None:
+    def run_post_accumulate_hooks(self) -> None:
+        """The leaf's ``register_post_accumulate_grad_hook`` hooks, which return nothing."""
+        variable = self.variable
+        for hook in list(getattr(variable, "_post_acc_hooks", {}).values()):
+            result = hook(variable)
+            if result is not None:
+                if isinstance(result, Tensor):
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+                raise TypeError(f"expected Variable, but hook returned "
+                                f"'{type(result).__name__}'")
+
+    def _accumulate(self, grad: Tensor, create_graph: bool, owned: bool) -> None:
+        """Add ``grad`` into ``.grad``: a first one is kept without a copy when the engine
+        ``owned`` it and it is not a view (torch's AccumulateGrad steals an unshared gradient
+        that obeys the leaf's layout), else copied: ``.grad`` never aliases another tensor."""
         var = self.variable
         # The leaf may have changed since the graph was built: torch checks it here, at
         # backward time (detach_() or requires_grad_(False) since: no .grad).
@@ -196,15 +294,8 @@ class AccumulateGrad(Node):
                 var._grad = grad
             else:
                 g = _new(Tensor)
-                # The engine passes a gradient it no longer references: when nothing else does
-                # either (the tensor and its array each held once), keep it without a copy, as
-                # torch does. Anything shared (a hook's list, retain_grad, a user's gradient, a
-                # NumPy view) adds a reference and gets a copy.
-                if sys.getrefcount(grad) <= _OWNED_TENSOR and grad._data.base is None and \
-                        sys.getrefcount(grad._data) <= _OWNED_ARRAY:
-                    g._data = grad._data
-                else:
-                    g._data = grad._data.copy()
+                data = grad._data
+                g._data = data if owned and data.base is None else data.copy()
                 g._requires_grad = False
                 g._grad_fn = None
                 g._output_nr = 0
@@ -220,9 +311,6 @@ class AccumulateGrad(Node):
 
 
 _new = object.__new__
-# References to a gradient that only the engine's call holds: the caller's name, the parameter and
-# getrefcount's own argument; for its array, the tensor's attribute and getrefcount's argument.
-_OWNED_TENSOR, _OWNED_ARRAY = 3, 2
 
 
 def grad_accumulator(t: Tensor) -> AccumulateGrad:
@@ -283,8 +371,11 @@ def current_version(t: Tensor) -> int:
     return 0 if vc is None else vc[0]
 
 
-def check_saved_input(t: Tensor, version: int, nonleaf: bool) -> None:
-    """Refuse a saved input that backward cannot use, as torch's ``SavedVariable.unpack`` does.
+def check_saved_input(t: Tensor, version: int, nonleaf: bool, producer: Node | None = None,
+                      output_nr: int = 0) -> None:
+    """Refuse a saved tensor that backward cannot use, as torch's ``SavedVariable.unpack`` does:
+    modified in place since it was saved at ``version`` (torch's message names ``producer``'s
+    output ``output_nr``, by default t's own history), or detached in place since.
 
     ``nonleaf``: ``t`` had a grad_fn when saved, and the unpacking is for a built-in's
     backward formula. Only ``detach_`` takes a grad_fn away, and the history the formula
@@ -296,7 +387,7 @@ def check_saved_input(t: Tensor, version: int, nonleaf: bool) -> None:
         raise RuntimeError(ERR_DETACHED)
     vc = t._vc
     if vc is not None and vc[0] != version:
-        raise RuntimeError(version_error(t, version))
+        raise RuntimeError(version_error(t, version, producer, output_nr))
 
 
 class SavedTensor:
@@ -390,8 +481,7 @@ class SavedTensor:
         if not self._is_output:
             check_saved_input(t, self._version, formula and self._nonleaf)
             return t
-        if current_version(t) != self._version:
-            raise RuntimeError(version_error(t, self._version, node, self._output_nr))
+        check_saved_input(t, self._version, False, node, self._output_nr)
         out = t.detach()
         if self._requires_grad and node is not None:
             out._grad_fn, out._output_nr = self._output_edge(node)
@@ -433,12 +523,6 @@ class SavedTensor:
                 return fn, 0
         return node, self._output_nr
 
-    def free(self) -> None:
-        """Drop the saved value (backward without retain_graph)."""
-        self._tensor = None
-        self._unpack = None
-        self._packed = None
-
 
 class OutputsPackedLater(tuple):
     """Saved-tensor hooks (pack, unpack) that leave outputs unpacked for now: an in-place op
@@ -469,12 +553,10 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
             raise RuntimeError(STATE.saved_hooks_disabled)
         self._prev = STATE.saved_hooks
         STATE.saved_hooks = (self.pack_hook, self.unpack_hook)
-        refresh_special()
         return self
 
     def __exit__(self, *exc) -> None:
         STATE.saved_hooks = self._prev
-        refresh_special()
 
 
 class disable_saved_tensors_hooks:  # noqa: N801 - torch's name
@@ -652,19 +734,3 @@ def _link_outputs(outputs: tuple, node: Node) -> None:
         out._requires_grad = True
     node._out_meta = tuple(meta)
 
-
-def grad_enabled() -> bool:
-    """Whether operations are being recorded (grad mode is on)."""
-    return STATE.grad_enabled
-
-
-def unpack_all(saved, node: Node) -> tuple:
-    """Unpack a node's saved tensors, raising the backward-twice error once they were freed."""
-    if saved is _FREED:
-        raise RuntimeError(ERR_BACKWARD_TWICE)
-    return tuple(s.unpack(node) if isinstance(s, SavedTensor) else s for s in saved)
-
-
-def freed_marker() -> Any:
-    """The value a node's saved tuple takes once backward released it."""
-    return _FREED

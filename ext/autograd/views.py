@@ -334,9 +334,8 @@ class CopySlices(Node):
     passes through unchanged outside the view's region and through the op's backward inside."""
 
     __slots__ = ("_fn", "_positions", "_view_meta", "_edge")
-
-    def name(self) -> str:
-        return "ext::autograd::CopySlices"
+    _fresh_results = False  # (the op's backward may be a custom Function's)
+    _qualified_name = "ext::autograd::CopySlices"
 
     def _apply(self, grads: list) -> tuple:
         if self._fn is None:

@@ -36,7 +36,7 @@ from typing import Any
 
 import torch
 
-from ..autograd.function import Function
+from ..autograd.function import Function, bind_arguments
 
 __all__ = ["to_torch", "apply"]
 
@@ -84,9 +84,7 @@ _forward_ad = torch.autograd.forward_ad
 
 
 def _bind(fn: type, args: tuple, kwargs: dict) -> tuple:
-    from ..autograd.function import _bind as bind
-
-    return bind(fn.forward, args, kwargs, skip_ctx=not _separate(fn))
+    return bind_arguments(fn.forward, args, kwargs, skip_ctx=not _separate(fn))
 
 
 def _separate(fn: type) -> bool:

@@ -16,19 +16,10 @@ from .. import _dtype
 from .._dtype import FROM_NUMPY
 from .._state import STATE
 from .._tensor import Tensor, wrap
-from ..autograd.function import Function, FunctionCtx
-from ..autograd.graph import (
-    ERR_BACKWARD_TWICE,
-    Node,
-    SavedTensor,
-    check_saved_input,
-    freed_marker,
-    link,
-    save,
-    saved_version,
-)
+from ..autograd.function import FREED, Function, FunctionCtx, bind_arguments
+from ..autograd.graph import ERR_BACKWARD_TWICE, Node, SavedTensor, check_saved_input
 
-__all__ = ["BuiltinFunction", "BuiltinNode", "record", "as_array", "binary_operands",
+__all__ = ["BuiltinFunction", "BuiltinNode", "as_array", "binary_operands",
            "namespace_of", "not_differentiable_checks"]
 
 _new = object.__new__
@@ -39,86 +30,20 @@ _NEEDS_TWO = (((False, False), (False, True)), ((True, False), (True, True)))
 _SCALARS = (builtins.int, builtins.float, builtins.bool)
 
 
-_FREED = freed_marker()
-
-
-class BuiltinNode(Node, FunctionCtx):
+class BuiltinNode(FunctionCtx, Node):
     """The node of a built-in op, which is also the ctx its ``backward`` reads.
 
     Backward is trusted, so the custom-Function checks are skipped, and a node that received no
-    gradient is not run at all. Saved inputs are kept as they are (a Python number stays a
-    number until ``_saved_*`` shows it as torch's 0-d tensor); saved outputs go through
-    ``SavedTensor`` so that the node never holds its own output.
+    gradient is not run at all. It saves as every ctx does (``FunctionCtx``); a saved Python
+    number stays a number until ``_saved_*`` shows it as torch's 0-d tensor.
     """
 
     __slots__ = ("needs_input_grad", "_saved", "_versions", "_nonleaf")
     _tensor_pos: tuple | None = None
-
-    def save_for_backward(self, *values) -> None:
-        """Save inputs, outputs or numbers for backward, with the versions of the tensors and
-        which inputs had a grad_fn (bit i of ``_nonleaf``: value i)."""
-        if STATE.special and STATE.saved_hooks is not None:
-            self._saved = tuple(save(v, v._grad_fn is self) if type(v) is Tensor else v
-                                for v in values)
-            self._versions = None
-            self._nonleaf = 0
-            return
-        saved = values
-        versions = None
-        nonleaf = 0
-        for i, v in enumerate(values):
-            if type(v) is not Tensor:
-                continue
-            fn = v._grad_fn
-            if fn is self:
-                if saved is values:
-                    saved = list(values)
-                saved[i] = SavedTensor(v, True)
-                continue
-            if fn is not None:
-                nonleaf |= 1 << i
-            if v._vc is not None:
-                version = saved_version(v)
-                if version:
-                    if versions is None:
-                        versions = [0] * len(values)
-                    versions[i] = version
-        self._saved = values if saved is values else tuple(saved)
-        self._versions = versions
-        self._nonleaf = nonleaf
-
-    @property
-    def saved_tensors(self) -> tuple:
-        """What forward saved, for the backward formula: refused if a saved tensor was modified
-        in place since, or detached in place since it was saved as a non-leaf."""
-        saved = self._saved
-        if saved is _FREED:
-            raise RuntimeError(ERR_BACKWARD_TWICE)
-        versions = self._versions
-        if versions is None:
-            # The common case: nothing was at a non-zero version when saved, so a saved tensor
-            # is intact exactly when its counter is still 0 (or was never made) and it has the
-            # grad_fn it had (a leaf now was a leaf then, or was detached in place since).
-            for v in saved:
-                if type(v) is Tensor:
-                    vc = v._vc
-                    if vc is not None and vc[0]:
-                        break
-                    if v._grad_fn is None and self._nonleaf:
-                        break
-                elif v is not None and isinstance(v, SavedTensor):
-                    break
-            else:
-                return saved
-        out = []
-        nonleaf = self._nonleaf
-        for i, v in enumerate(saved):
-            if type(v) is Tensor:
-                check_saved_input(v, 0 if versions is None else versions[i], nonleaf >> i & 1)
-            elif isinstance(v, SavedTensor):
-                v = v.unpack(self, True)
-            out.append(v)
-        return tuple(out)
+    _formula = True
+    # setup_context saves after link, straight into the shared store
+    save_for_backward = FunctionCtx._store
+    saved_tensors = property(FunctionCtx._unpack_saved, doc="What forward saved, checked.")
 
     def _apply(self, grads: list) -> tuple:
         result = self._backward(self, *grads)
@@ -131,27 +56,11 @@ class BuiltinNode(Node, FunctionCtx):
             return result[:pos]
         return tuple([result[p] for p in pos])
 
-    def _release(self) -> None:
-        if self._saved:
-            self._saved = _FREED
-
-    def _unpack_one(self, index: int):
-        saved = self._saved
-        if saved is _FREED:
-            raise RuntimeError(ERR_BACKWARD_TWICE)
-        v = saved[index]
-        if type(v) is Tensor:
-            # (a reader of ``_saved_*`` is given the tensor even if it was detached in place)
-            check_saved_input(v, 0 if self._versions is None else self._versions[index], False)
-        elif isinstance(v, SavedTensor):
-            v = v.unpack(self)
-        return v
-
     def _raw_saved(self, index: int):
         """The SavedTensor object behind ``_saved_<name>`` (made on demand for inputs, which
         the node otherwise keeps as they are)."""
         saved = self._saved
-        if saved is _FREED:
+        if saved is FREED:
             placeholder = object.__new__(SavedTensor)
             placeholder._tensor = placeholder._unpack = None
             return placeholder
@@ -165,10 +74,16 @@ class BuiltinNode(Node, FunctionCtx):
 
 def _saved_tensor_property(index: int) -> property:
     def get(node):
-        value = node._unpack_one(index)
-        if value is None or type(value) is Tensor:
-            return value
-        return wrapped_number(value)
+        saved = node._saved
+        if saved is FREED:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        v = saved[index]
+        if isinstance(v, SavedTensor):
+            return v.unpack(node)
+        if type(v) is Tensor:
+            # (a reader of ``_saved_*`` is given the tensor even if it was detached in place)
+            check_saved_input(v, 0 if node._versions is None else node._versions[index], False)
+        return v if v is None or type(v) is Tensor else wrapped_number(v)
 
     return property(get)
 
@@ -197,7 +112,8 @@ class BuiltinFunction(Function):
     ``forward`` and ``setup_context`` in tensor-API code, and ``backward``.
     """
 
-    _node_base = BuiltinNode
+    # What the node's name() says when it is not node_name (Node._qualified_name).
+    qualified_name: str | None = None
     saved_fields: tuple = ()
     saved_attrs: tuple = ()
     # Other attributes that setup_context puts on ctx (the node has no __dict__).
@@ -205,15 +121,28 @@ class BuiltinFunction(Function):
     # Positions of the forward arguments that are tensor inputs (edges); None: all of them.
     tensor_positions: tuple | None = None
     # Whether the output's tangent is cast to the output's dtype; False where the forward rule
-    # gives torch's own tangent dtype, which can be wider (see forward_rules._scaled_zero).
+    # gives torch's own tangent dtype, which can be wider (as add's, pointwise/arithmetic.py).
     tangent_in_output_dtype: bool = True
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """Make the op's node class: a ``BuiltinNode`` named ``node_name``, with a slot per
+        attribute that ``setup_context`` sets."""
+        super().__init_subclass__(**kwargs)
+        cls._backward_cls = type(
+            cls.__dict__.get("node_name") or f"{cls.__name__}Backward", (BuiltinNode,),
+            {"_forward_cls": cls, "__module__": cls.__module__,
+             "__slots__": cls._node_slots(),
+             "_qualified_name": cls.qualified_name})
+        cls._decorate_node()
 
     @classmethod
     def _node_slots(cls) -> tuple:
+        """The node's attribute slots: one per value ``setup_context`` sets."""
         return tuple(cls.saved_attrs) + tuple(cls.ctx_attrs)
 
     @classmethod
     def _decorate_node(cls) -> None:
+        """Give the node class its backward and its ``_saved_*`` readers."""
         node = cls._backward_cls
         node._backward = staticmethod(cls.backward)
         pos = cls.tensor_positions
@@ -231,24 +160,12 @@ class BuiltinFunction(Function):
         """Save nothing (ops whose gradient needs no saved values)."""
 
     @classmethod
-    def apply(cls, *args):
+    def apply(cls, *args, **kwargs):
         """Run the op on ext tensors: its tensor-API ``forward`` calls the op's fast path, which
         records the same node that ``Function.apply`` would."""
+        if kwargs:
+            args = bind_arguments(cls.forward, args, kwargs, skip_ctx=False)
         return cls.forward(*args)
-
-    @classmethod
-    def tangents(cls, args: tuple, out, tangents: tuple):
-        """The output's tangent for the arguments' ``tangents`` (forward-mode AD): this op's
-        ``jvp`` rule, in the ``(args, out, tangents)`` form of ``forward_rules``."""
-        return cls.jvp(args, out, tangents)
-
-    @classmethod
-    def jvp(cls, args: tuple, out, tangents: tuple):
-        """The output's tangent for the given input tangents (forward-mode AD); each op's rule is
-        in ``ext.functions.forward_rules``."""
-        name = cls.node_name[: cls.node_name.rfind("Backward")]
-        raise NotImplementedError(f"Trying to use forward AD with {name} that does not support "
-                                  "it because it has not been implemented yet.")
 
 
 def new_node(op: type, args: tuple) -> BuiltinNode:
@@ -268,45 +185,6 @@ def new_node(op: type, args: tuple) -> BuiltinNode:
     node._saved = ()
     node._versions = None
     return node
-
-
-def record(op: type, out: Tensor, inputs: tuple, args: tuple) -> None:
-    """Attach a node of ``op`` to ``out``: link it to the edges of ``inputs`` (one Tensor or
-    None per edge) and let ``op.setup_context`` save what backward needs.
-
-    Op fast paths call this when an input requires grad under grad mode, and also whenever
-    ``STATE.special`` is set, which is how forward-mode AD and inference mode reach every op.
-    """
-    if STATE.special and _special(op, (out,), inputs, args):
-        return
-    node = new_node(op, args)
-    link((out,), node, inputs)
-    op.setup_context(node, args, out)
-
-
-def record_node(op: type, outputs: tuple, inputs: tuple, args: tuple, result=None) -> None:
-    """``record`` for ops with several outputs (None for an output that has no gradient) or a
-    variable number of tensor inputs; ``setup_context`` sees ``result`` (default: outputs)."""
-    if STATE.special and _special(op, outputs, inputs, args):
-        return
-    node = new_node(op, args)
-    link(outputs, node, inputs)
-    op.setup_context(node, args, outputs if result is None else result)
-
-
-def _special(op: type, outputs: tuple, inputs: tuple, args: tuple) -> bool:
-    """The rare modes' part of recording: forward-AD tangents, and whether the backward node is
-    to be skipped (inference mode, or no input that requires grad under grad mode)."""
-    if STATE.fw_level is not None and not STATE.inference:
-        # (inference mode turns forward AD off, as in torch)
-        from ..autograd.forward_ad import propagate
-
-        propagate(op, outputs, args)
-    if STATE.inference or not STATE.grad_enabled:
-        return True
-    if any(o is not None and o._data.dtype.kind != "f" for o in outputs):
-        return True
-    return not any(t is not None and t._requires_grad for t in inputs)
 
 
 def not_differentiable_checks(name: str, *inputs) -> None:
@@ -368,16 +246,6 @@ def wrapped_number(value) -> Tensor:
     if isinstance(value, builtins.int):
         return wrap(np.array(value, np.int64))
     return wrap(np.array(value, np.float64))
-
-
-def requires_grad(*tensors) -> bool:
-    """Whether an op on these operands must be recorded (grad mode on, an input requires grad)."""
-    if not STATE.grad_enabled:
-        return False
-    for t in tensors:
-        if type(t) is Tensor and t._requires_grad:
-            return True
-    return False
 
 
 def namespace_of(x) -> object:

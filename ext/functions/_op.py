@@ -29,6 +29,7 @@ __all__ = ["Overload", "Op", "declare", "dispatch", "read_history", "ELEMENTWISE
            "FLOAT", "registry", "lookup", "operator_method", "reflected_method", "ops"]
 
 _new = object.__new__
+_MISSING = object()
 
 
 class _Rule(str):
@@ -206,7 +207,10 @@ class Overload(BuiltinFunction):
                          for v in saved]
         ctx._nonleaf = 0
         if not cls._derived:  # (a hand-written one: its saves are not stated by name)
+            # (everything saved, as if every input needed a gradient: a forward rule reads all)
+            ctx.needs_input_grad = (True,) * len(needs)
             cls.setup_context(ctx, args, outputs if len(outputs) > 1 else outputs[0])
+            ctx.needs_input_grad = needs
             return ctx
         for name, p, _, read in cls._attr_from + cls._forward_from:
             v = args[p] if p >= 0 else outputs[~p]
@@ -257,6 +261,24 @@ class Overload(BuiltinFunction):
         # (a gradient that passes through keeps its input's shape, a tangent takes the output's)
         shape = outputs[0].shape
         return total if total.shape == shape else total.expand(shape)
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run the op, keywords bound to the declared argument names (torch's ``apply``)."""
+        if kwargs:
+            given, args = len(args), list(args)
+            for name, value in kwargs.items():
+                if name not in cls.args:
+                    raise TypeError(f"forward() got an unexpected keyword argument '{name}'")
+                i = cls.args.index(name)
+                if i < given:
+                    raise TypeError(f"forward() got multiple values for argument '{name}'")
+                args.extend([_MISSING] * (i + 1 - len(args)))
+                args[i] = value
+            if _MISSING in args:
+                missing = cls.args[args.index(_MISSING)]
+                raise TypeError(f"forward() missing a required argument: '{missing}'")
+        return cls.forward(*args)
 
     @classmethod
     def forward(cls, *args):
@@ -610,7 +632,9 @@ ops = _Ops()
 def register_pack(name: str, function: Callable, cls: type) -> None:
     """Enter an op of the drop-in pack (``function``, backed by the Function ``cls``) in the
     registry, beside the built-ins."""
-    _REGISTRY[name] = Op(name, (cls,), function, {}, {name: function}, torch_op="", pack=True)
+    # (under a key of its own: a pack op may share its name with a built-in, as silu does)
+    _REGISTRY[f"pack.{name}"] = Op(name, (cls,), function, {}, {name: function}, torch_op="",
+                                   pack=True)
 
 
 def registry() -> tuple:

@@ -379,6 +379,7 @@ class Copy(Overload):
     engine does for every input)."""
 
     node_name = "CopyBackwards"
+    qualified_name = "ext::autograd::CopyBackwards"
     args = ("self", "src")
     jvp = JOINTLY_LINEAR  # src's tangent, broadcast (its dtype: ``tangents``)
     tangent_in_output_dtype = False  # (``tangents`` gives torch's tangent dtype)
@@ -407,7 +408,6 @@ class Copy(Overload):
                 grad if ctx.needs_input_grad[1] else None)
 
 
-Copy._backward_cls.name = lambda self: "ext::autograd::CopyBackwards"
 
 
 def _zeroed(x: Tensor) -> Tensor:
