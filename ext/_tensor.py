@@ -542,7 +542,8 @@ def views_follow_base(base: Tensor) -> None:
     rg = base._requires_grad
     for ref in vc[1:]:
         v = ref()
-        if v is not None and v._grad_fn is None:
+        # (a detached alias shares the counter, not the views: only their base drives them)
+        if v is not None and v._grad_fn is None and v._view.base is base:
             v._requires_grad = rg or v._view.own_requires_grad
 
 

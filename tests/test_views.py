@@ -546,3 +546,13 @@ def test_cat_with_a_stale_split_piece_raises_the_view_error_before_the_bad_dim(T
         first.flatten(3)
     with pytest.raises(RuntimeError, match="chunk expects `chunks` to be greater than 0"):
         first.chunk(0)
+
+
+def test_a_detached_alias_made_to_require_grad_leaves_the_bases_views_alone(T):
+    # (it shares the base's version counter, not its views: seed 1088 of the deep fuzzer)
+    base = T.tensor([[1.0, 2.0], [3.0, 4.0]])
+    view = base.permute((1, 0))
+    alias = base.detach().requires_grad_()
+    assert alias.requires_grad and not view.requires_grad and not base.requires_grad
+    base.requires_grad_()
+    assert view.requires_grad

@@ -386,7 +386,9 @@ def check_saved_input(t: Tensor, version: int, nonleaf: bool, producer: Node | N
     if nonleaf and t._grad_fn is None:
         raise RuntimeError(ERR_DETACHED)
     vc = t._vc
-    if vc is not None and vc[0] != version:
+    # (an inference tensor has no counter: only a forward rule's ctx, which saves nothing for
+    # backward, holds one)
+    if type(vc) is list and vc[0] != version:
         raise RuntimeError(version_error(t, version, producer, output_nr))
 
 

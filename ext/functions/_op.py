@@ -20,7 +20,7 @@ import numpy as np
 from .. import _dtype
 from .._state import STATE
 from .._tensor import Tensor, wrap
-from ..autograd.graph import link, saved_version
+from ..autograd.graph import link
 from ..autograd.views import MULTI_OUTPUT, make_view
 from ._builtin import BuiltinFunction, namespace_of, new_node
 
@@ -203,14 +203,21 @@ class Overload(BuiltinFunction):
         ctx._saved = saved = cls.saved_values(args, outputs)
         # read at once: the versions the values have now (an input written in place before
         # this op is at a version above 0 and intact)
-        ctx._versions = [saved_version(v) if type(v) is Tensor and v._vc is not None else 0
+        # (a forward rule saves nothing for backward: an inference tensor may be read)
+        ctx._versions = [v._vc[0] if type(v) is Tensor and type(v._vc) is list else 0
                          for v in saved]
         ctx._nonleaf = 0
         if not cls._derived:  # (a hand-written one: its saves are not stated by name)
-            # (everything saved, as if every input needed a gradient: a forward rule reads all)
-            ctx.needs_input_grad = (True,) * len(needs)
-            cls.setup_context(ctx, args, outputs if len(outputs) > 1 else outputs[0])
-            ctx.needs_input_grad = needs
+            # (everything saved, as if every input needed a gradient: a forward rule reads all;
+            # recorded, not saved, so that an inference tensor may be read)
+            rec = _Recording((True,) * len(needs))
+            cls.setup_context(rec, args, outputs if len(outputs) > 1 else outputs[0])
+            ctx._saved = saved = rec.saved
+            ctx._versions = [v._vc[0] if type(v) is Tensor and type(v._vc) is list else 0
+                             for v in saved]
+            for name, value in vars(rec).items():
+                if name not in ("saved", "needs_input_grad"):
+                    setattr(ctx, name, value)
             return ctx
         for name, p, _, read in cls._attr_from + cls._forward_from:
             v = args[p] if p >= 0 else outputs[~p]
@@ -295,6 +302,18 @@ class Overload(BuiltinFunction):
         return fn(*args)
 
 
+
+
+class _Recording:
+    """The ctx a hand-written ``setup_context`` fills for a forward rule: what it saves and
+    sets, kept as they are."""
+
+    def __init__(self, needs: tuple) -> None:
+        self.needs_input_grad = needs
+        self.saved = ()
+
+    def save_for_backward(self, *values) -> None:
+        self.saved = values
 
 
 def _setup_for(cls: type) -> Callable:
