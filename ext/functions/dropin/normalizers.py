@@ -26,12 +26,13 @@ def wrap_dim(op: str, x, dim) -> int:
 
 
 def _shifted(x, dim: int):
-    """x minus its max along dim, and where the row is all -inf (its max is -inf: it is shifted
-    by 0, and the caller gives it zeros)."""
+    """x minus its max along dim; where the row is all -inf (its max is -inf: it is shifted by
+    0, and the caller gives it zeros); and the max minus itself, 0 on rows whose max is finite
+    and nan on rows holding +inf or nan (which the sparse maps then give nan throughout)."""
     ns = namespace_of(x)
     top = x.amax(dim, keepdim=True)
     empty = top == _NEG_INF
-    return x - ns.where(empty, 0.0, top), empty
+    return x - ns.where(empty, 0.0, top), empty, top - top
 
 
 class Sparsemax(PackFunction):
@@ -42,13 +43,13 @@ class Sparsemax(PackFunction):
     double_backward = "zero almost everywhere (the Jacobian is piecewise constant)"
     boundary = "an entry exactly at the threshold (output 0) is outside the support: gradient 0"
     nan_inf = "-inf entries give 0 and gradient 0; an all -inf row gives zeros and gradient 0; " \
-        "+inf or nan in a row gives nan"
+        "a row holding +inf or nan gives nan throughout and gradient 0"
     saves = "the output (the composite: sort values, indices and cumsum)"
 
     @staticmethod
     def forward(ctx, x, dim):
         ns = namespace_of(x)
-        z, empty = _shifted(x, dim)
+        z, empty, poison = _shifted(x, dim)
         # the threshold is at least max - 1, so entries below max - 2 never enter the support:
         # clamping them keeps -inf out of the cumulative sums
         z = z.clamp(min=-2.0)
@@ -57,7 +58,7 @@ class Sparsemax(PackFunction):
         support = 1 + k * zs > zs.cumsum(dim)  # a prefix of the sorted row
         count = support.to(zs.dtype).sum(dim, keepdim=True)
         tau = (ns.where(support, zs, 0.0).sum(dim, keepdim=True) - 1) / count
-        y = ns.where(empty, 0.0, (z - tau).clamp(min=0.0))
+        y = ns.where(empty, 0.0, (z - tau).clamp(min=0.0) + poison)
         ctx.save_for_backward(y)
         ctx.dim = dim
         return y
@@ -82,13 +83,13 @@ class Entmax15(PackFunction):
         "taken where it is positive only)"
     boundary = "an entry exactly at the threshold (output 0) is outside the support: gradient 0"
     nan_inf = "-inf entries give 0 and gradient 0; an all -inf row gives zeros and gradient 0; " \
-        "+inf or nan in a row gives nan"
+        "a row holding +inf or nan gives nan throughout and gradient 0"
     saves = "the output (the composite: sort values, cumsums and the threshold)"
 
     @staticmethod
     def forward(ctx, x, dim):
         ns = namespace_of(x)
-        z, empty = _shifted(x, dim)
+        z, empty, poison = _shifted(x, dim)
         # the threshold is at least max/2 - 1: entries below max/2 - 2 never enter the support
         z = (z / 2).clamp(min=-2.0)
         zs = z.sort(dim, descending=True)[0]
@@ -104,7 +105,7 @@ class Entmax15(PackFunction):
         spread = (inside * inside).sum(dim, keepdim=True) - count * mean * mean
         tau = mean - ((1 - spread) / count).clamp(min=0.0).sqrt()
         root = (z - tau).clamp(min=0.0)
-        y = ns.where(empty, 0.0, root * root)
+        y = ns.where(empty, 0.0, root * root + poison)
         ctx.save_for_backward(y)
         ctx.dim = dim
         return y
@@ -140,7 +141,7 @@ class SafeSoftmax(PackFunction):
         ns = namespace_of(x)
         if mask is not None:
             x = ns.where(mask, x, _NEG_INF)
-        z, _ = _shifted(x, dim)
+        z = _shifted(x, dim)[0]
         e = z.exp()
         total = e.sum(dim, keepdim=True)
         y = e / ns.where(total == 0, 1.0, total)

@@ -61,9 +61,9 @@ class Log1mexp(PackFunction):
     reference = "where(x > -ln2, log(-expm1(x)), log1p(-exp(x))) (its gradient is nan near 0 " \
         "in float32)"
     double_backward = "exact"
-    boundary = "x = 0 gives -inf with gradient -inf"
-    nan_inf = "x > 0 (outside the domain) gives nan; x = -inf gives 0 with gradient -0; nan " \
-        "propagates"
+    boundary = "x = 0 (+0 or -0) gives -inf with gradient -inf, the left limit"
+    nan_inf = "x > 0 (outside the domain) gives nan, with the composite's finite gradient; " \
+        "x = -inf gives 0 with gradient -0; nan propagates"
     saves = "x; backward is -grad / expm1(-x)"
 
     @staticmethod
@@ -75,8 +75,10 @@ class Log1mexp(PackFunction):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        # d/dx log(1 - e^x) = -e^x / (1 - e^x) = -1 / expm1(-x): finite for every x < 0
-        return -grad / (-x).expm1()
+        # d/dx log(1 - e^x) = -e^x / (1 - e^x) = -1 / expm1(-x): finite for every x < 0; at
+        # x = 0 (either sign of zero) the left limit -inf, so the zero divided by is +0
+        d = (-x).expm1()
+        return -grad / namespace_of(d).where(d == 0, 0.0, d)
 
 
 @documented(SafeLogsumexp)
