@@ -64,6 +64,39 @@ def bridge_overhead(repeats: int) -> tuple[float, float, float, float]:
     return tuple(timed[k] / calls * 1e6 for k in ("torch", "bridge", "torch_bwd", "bridge_bwd"))
 
 
+def _ranks(x):
+    return torch.arange(1, x.shape[-1] + 1, dtype=x.dtype)
+
+
+def sparsemax_composite(x):
+    """Sort, cumsum, support, threshold, clamp (no native op)."""
+    zs = torch.sort(x, -1, descending=True).values
+    cs = zs.cumsum(-1)
+    size = (1 + _ranks(x) * zs > cs).sum(-1, keepdim=True)
+    return torch.clamp(x - (cs.gather(-1, size - 1) - 1) / size, min=0)
+
+
+def entmax15_composite(x):
+    """The closed-form threshold of 1.5-entmax (no native op)."""
+    x = x / 2
+    x = x - x.amax(-1, keepdim=True)
+    zs = torch.sort(x, -1, descending=True).values
+    rho = _ranks(x)
+    mean, mean_sq = zs.cumsum(-1) / rho, (zs ** 2).cumsum(-1) / rho
+    tau = mean - torch.sqrt(torch.clamp((1 - rho * (mean_sq - mean ** 2)) / rho, min=0))
+    size = (tau <= zs).sum(-1, keepdim=True)
+    return torch.clamp(x - tau.gather(-1, size - 1), min=0) ** 2
+
+
+def _rows(x):
+    return x.view(64, 64)
+
+
+def _log1mexp_composite(x):
+    return torch.where(x > -0.6931471805599453, torch.log(-torch.expm1(x)),
+                       torch.log1p(-torch.exp(x)))
+
+
 OPS = [
     ("silu", P.silu, F.silu, 1),
     ("mish", P.mish, F.mish, 1),
@@ -81,6 +114,19 @@ OPS = [
      lambda x: torch.fake_quantize_per_tensor_affine(x, 0.1, 0, -128, 127), 1),
     ("grad_reverse", P.grad_reverse, lambda x: (-1.0 * x) + (2.0 * x).detach(), 1),
     ("grad_scale", lambda x: P.grad_scale(x, 0.5), lambda x: x * 0.5 + (x * 0.5).detach(), 1),
+    # (rows of 64: the 4096 elements viewed as 64 x 64, the result flat again; safe_logsumexp
+    # as the normalizer of a log-softmax; log1mexp's input shifted below 0)
+    ("sparsemax", lambda x: P.sparsemax(_rows(x)).view(-1),
+     lambda x: sparsemax_composite(_rows(x)).view(-1), 1),
+    ("entmax15", lambda x: P.entmax15(_rows(x)).view(-1),
+     lambda x: entmax15_composite(_rows(x)).view(-1), 1),
+    ("safe_softmax", lambda x: P.safe_softmax(_rows(x)).view(-1),
+     lambda x: torch.softmax(_rows(x), -1).view(-1), 1),
+    ("rms_norm", lambda x, w: P.rms_norm(_rows(x), w[:64]).view(-1),
+     lambda x, w: F.rms_norm(_rows(x), (64,), w[:64], 1e-6).view(-1), 2),
+    ("safe_logsumexp", lambda x: (_rows(x) - P.safe_logsumexp(_rows(x), -1, True)).view(-1),
+     lambda x: (_rows(x) - torch.logsumexp(_rows(x), -1, True)).view(-1), 1),
+    ("log1mexp", lambda x: P.log1mexp(x - 6), lambda x: _log1mexp_composite(x - 6), 1),
 ]
 
 

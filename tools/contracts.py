@@ -13,6 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "docs" / "contracts.md"
+sys.path.insert(0, str(ROOT))  # this checkout's ext, not an installed one
 
 
 def _cell(value) -> str:
@@ -34,7 +35,7 @@ def table() -> str:
            f"## The drop-in pack ({len(pack)} ops)\n\n",
            "Each op runs on ext and torch tensors; under torch it compiles with "
            "`fullgraph=True` (no graph break) and supports torch.func's vmap, grad and jacrev "
-           "(tests/test_pack.py checks both for every op).\n\n",
+           "(tests/test_pack.py and tests/test_pack_*.py check both for every op).\n\n",
            "| op | " + " | ".join(f.replace("_", " ") for f in CONTRACT_FIELDS) + " |\n",
            "|---" * (len(CONTRACT_FIELDS) + 1) + "|\n"]
     for op in pack:

@@ -19,6 +19,16 @@ from .activations import (
 )
 from .gated import GeGLU, SwiGLU, geglu, swiglu
 from .gradient import GradReverse, GradScale, grad_reverse, grad_scale
+from .normalizers import (
+    Entmax15,
+    RMSNorm,
+    SafeSoftmax,
+    Sparsemax,
+    entmax15,
+    rms_norm,
+    safe_softmax,
+    sparsemax,
+)
 from .quant import (
     ClampMasked,
     FakeQuantSTE,
@@ -31,6 +41,7 @@ from .quant import (
     round_ste,
     sign_ste,
 )
+from .reductions import Log1mexp, SafeLogsumexp, log1mexp, safe_logsumexp
 from .seeds import AddMul, Exp, Softmax
 
 # (op name, the function, its Function): the pack as the registry and the contract table list it
@@ -42,6 +53,9 @@ OPS = (
     ("sign_ste", sign_ste, SignSTE), ("fake_quant_ste", fake_quant_ste, FakeQuantSTE),
     ("quantize", quantize, Quantize), ("grad_reverse", grad_reverse, GradReverse),
     ("grad_scale", grad_scale, GradScale),
+    ("sparsemax", sparsemax, Sparsemax), ("entmax15", entmax15, Entmax15),
+    ("safe_softmax", safe_softmax, SafeSoftmax), ("rms_norm", rms_norm, RMSNorm),
+    ("safe_logsumexp", safe_logsumexp, SafeLogsumexp), ("log1mexp", log1mexp, Log1mexp),
 )
 FUNCTIONS = {name: fn for name, fn, _ in OPS}
 CLASSES = {cls.__name__: cls for cls in (
