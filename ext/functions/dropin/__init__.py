@@ -19,6 +19,12 @@ from .activations import (
 )
 from .gated import GeGLU, SwiGLU, geglu, swiglu
 from .gradient import GradReverse, GradScale, grad_reverse, grad_scale
+from .losses import (
+    CrossEntropyLSE,
+    FusedLinearCrossEntropy,
+    cross_entropy_lse,
+    fused_linear_cross_entropy,
+)
 from .quant import (
     ClampMasked,
     FakeQuantSTE,
@@ -42,6 +48,8 @@ OPS = (
     ("sign_ste", sign_ste, SignSTE), ("fake_quant_ste", fake_quant_ste, FakeQuantSTE),
     ("quantize", quantize, Quantize), ("grad_reverse", grad_reverse, GradReverse),
     ("grad_scale", grad_scale, GradScale),
+    ("cross_entropy_lse", cross_entropy_lse, CrossEntropyLSE),
+    ("fused_linear_cross_entropy", fused_linear_cross_entropy, FusedLinearCrossEntropy),
 )
 FUNCTIONS = {name: fn for name, fn, _ in OPS}
 CLASSES = {cls.__name__: cls for cls in (
