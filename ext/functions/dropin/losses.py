@@ -62,13 +62,22 @@ def _row_scale(grad, keep, reduction: str, dtype):
 
 def _logits_grad(z, target, keep, lse, scale, smoothing: float):
     """d loss / d z for one block of rows: (softmax(z) - (1 - eps) onehot(target) - eps / C)
-    times each row's scale."""
+    times each row's scale. The writes go into a fresh tensor (never into z, which may be the
+    saved logits), before the product with the scale: under torch.func's transforms the scale
+    is batched when the gradient is, and an in-place write of it into an unbatched tensor is
+    refused."""
     ns = namespace_of(z)
-    onehot = ns.zeros_like(z).scatter(1, ns.where(keep, target, 0)[:, None], 1.0 - smoothing)
-    g = (z - lse[:, None]).exp() - onehot
+    g = (z - lse[:, None]).exp_()
     if smoothing:
-        g = g - smoothing / z.shape[1]
+        g.sub_(smoothing / z.shape[1])
+    index = ns.where(keep, target, 0)[:, None]
+    g.scatter_(1, index, g.gather(1, index) - (1.0 - smoothing))
     return g * scale[:, None]
+
+
+def _linear(x, wt, bias):
+    """x @ weight.t() (+ bias, in the same pass)."""
+    return x @ wt if bias is None else namespace_of(x).addmm(bias, x, wt)
 
 
 class CrossEntropyLSE(PackFunction):
@@ -132,10 +141,7 @@ class FusedLinearCrossEntropy(PackFunction):
         wt = weight.t()
         lses, losses = [], []
         for s in range(0, max(x.shape[0], 1), chunk_size):
-            z = x[s:s + chunk_size] @ wt
-            if bias is not None:
-                z = z + bias
-            z = z.to(acc)
+            z = _linear(x[s:s + chunk_size], wt, bias).to(acc)
             lse = z.logsumexp(1)
             lses.append(lse)
             losses.append(_rows(z, target[s:s + chunk_size], keep[s:s + chunk_size], lse,
@@ -162,11 +168,8 @@ class FusedLinearCrossEntropy(PackFunction):
         dxs, dw, db = [], None, None
         for s in range(0, max(x.shape[0], 1), n):
             xc = x[s:s + n]
-            z = xc @ wt
-            if bias is not None:
-                z = z + bias
-            g = _logits_grad(z.to(acc), target[s:s + n], keep[s:s + n], lse[s:s + n],
-                             scale[s:s + n], ctx.smoothing)
+            g = _logits_grad(_linear(xc, wt, bias).to(acc), target[s:s + n], keep[s:s + n],
+                             lse[s:s + n], scale[s:s + n], ctx.smoothing)
             # (sums out of place: under torch.func's vmap an in-place add into an unbatched
             # accumulator is refused)
             if need_x:
