@@ -191,6 +191,20 @@ def test_the_dtype_is_kept_through_forward_and_backward(dtype):
 
 
 @pytest.mark.parametrize("op", ["cross_entropy_lse", "fused_linear_cross_entropy"])
+def test_float64_stays_float64_under_autocast_as_torchs_cross_entropy(op):
+    fn, ref, make, _ = CASES[op]
+    args = make()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, want = fn(*args), ref(*args)
+    assert out.dtype == want.dtype == torch.float64
+    leaves = [a for a in args if a.requires_grad]
+    grads = _grads(out, leaves, None)
+    assert all(g.dtype == torch.float64 for g in grads)
+    torch.testing.assert_close(out, want, rtol=0, atol=1e-12)
+    torch.testing.assert_close(grads, _grads(want, leaves, None), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["cross_entropy_lse", "fused_linear_cross_entropy"])
 @pytest.mark.parametrize("where", ["meta", torch.float16, torch.bfloat16])
 def test_the_loss_runs_on_meta_and_half_tensors_directly(op, where):
     _, _, make, _ = CASES[op]
