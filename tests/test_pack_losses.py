@@ -175,6 +175,16 @@ def test_label_smoothing_leaves_the_ignored_rows_out_as_torch():
         assert not gx[[0, 2, 3]].any()
 
 
+@pytest.mark.parametrize("needs", [(True, False, False), (False, True, True), (False, False, True)])
+def test_fused_gives_the_gradients_of_the_inputs_that_ask_for_one(needs):
+    x, w, b = (a.detach().requires_grad_(n) for a, n in zip((_t(5, 3), _t(4, 3), _t(4)), needs))
+    t = _target(5, 4, (1,))
+    leaves = [a for a in (x, w, b) if a.requires_grad]
+    out = P.fused_linear_cross_entropy(x, w, t, b, chunk_size=2)
+    want = F.cross_entropy(F.linear(x, w, b), t)
+    torch.testing.assert_close(_grads(out, leaves, None), _grads(want, leaves, None))
+
+
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_the_dtype_is_kept_through_forward_and_backward(dtype):
     # float64 stays float64 (no float32 accumulator), to float64's precision
