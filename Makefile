@@ -22,7 +22,7 @@ test: $(STAMP)
 
 # The pack's parity checklist with torch.compile's inductor backend (C++ kernels: slower).
 test-compile: $(STAMP)
-	EXT_COMPILE_BACKEND=inductor $(BIN)/python -m pytest tests/test_pack.py -k parity_checklist
+	EXT_COMPILE_BACKEND=inductor $(BIN)/python -m pytest tests/test_pack*.py -k parity_checklist
 
 # 10,000 seeded programs on ext and torch under every grad mode; reports, exits 1 on a mismatch.
 fuzz: $(STAMP)
