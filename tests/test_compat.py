@@ -309,6 +309,35 @@ def test_autocast_policy_casts_inputs_where_the_function_asks():
     assert x.grad.dtype == torch.float32
 
 
+def test_autocast_policy_leaves_float64_inputs_as_torchs_custom_fwd():
+    class Double(ext.autograd.Function):
+        cast_inputs = "float32"
+
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    class TorchDouble(torch.autograd.Function):
+        @staticmethod
+        @torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.float32)
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        @torch.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, grad):
+            return grad * 2
+
+    for dtype in (torch.float64, torch.bfloat16):
+        x = torch.ones(3, dtype=dtype, requires_grad=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            assert Double.apply(x).dtype == TorchDouble.apply(x).dtype
+
+
 def test_runs_on_meta_tensors_without_computing():
     x = torch.empty(3, 4, device="meta", requires_grad=True)
     y = Swish.apply(x)

@@ -3,8 +3,10 @@ composite, its pinned edge points, its bad input, and its run on both engines.""
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -78,8 +80,6 @@ def test_the_op_passes_the_parity_checklist(name):
 def test_every_pack_op_has_a_parity_case():
     # (the cases of this file and of the other pack files, tests/test_pack_*.py; a case is
     # named after its op, with a suffix for a variant: "geglu_tanh")
-    import importlib
-    from pathlib import Path
 
     names = set(CASES)
     for path in Path(__file__).parent.glob("test_pack_*.py"):

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this tree's ext, not an installed one
 TARGET = ROOT / "docs" / "contracts.md"
 sys.path.insert(0, str(ROOT))  # this checkout's ext, not an installed one
 

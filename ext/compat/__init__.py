@@ -114,8 +114,9 @@ def _autocast(fn: type, forward, setup, backward) -> tuple:
     def casting(*args):
         if not torch.is_autocast_enabled("cpu"):
             return forward(*args)
+        # (float64 is left as it is, as torch's custom_fwd leaves it)
         args = tuple(a.to(dtype) if isinstance(a, torch.Tensor) and a.is_floating_point()
-                     else a for a in args)
+                     and a.dtype != torch.float64 else a for a in args)
         with torch.autocast("cpu", enabled=False):
             return forward(*args)
 

@@ -428,7 +428,8 @@ def _torch_func(run: _Run) -> None:
     tensors = [plain[k] for k in where]
     batched = [torch.stack([t, t.flip(tuple(range(t.dim()))) if t.dim() else -t]) for t in tensors]
     problems = [_close(vmap(f)(*batched), vmap(r)(*batched), "vmap", run.atol, run.rtol)]
-    argnums = tuple(range(len(tensors)))
+    # (differentiated with respect to the floating tensors only: an index tensor has no grad)
+    argnums = tuple(k for k, t in enumerate(tensors) if t.is_floating_point())
     g = grad(lambda *t: f(*t).sum(), argnums=argnums)(*tensors)
     e = grad(lambda *t: r(*t).sum(), argnums=argnums)(*tensors)
     problems += [_close(a, b, f"grad {i}", run.atol, run.rtol) for i, (a, b) in

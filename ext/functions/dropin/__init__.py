@@ -29,6 +29,12 @@ from .normalizers import (
     safe_softmax,
     sparsemax,
 )
+from .losses import (
+    CrossEntropyLSE,
+    FusedLinearCrossEntropy,
+    cross_entropy_lse,
+    fused_linear_cross_entropy,
+)
 from .quant import (
     ClampMasked,
     FakeQuantSTE,
@@ -56,6 +62,8 @@ OPS = (
     ("sparsemax", sparsemax, Sparsemax), ("entmax15", entmax15, Entmax15),
     ("safe_softmax", safe_softmax, SafeSoftmax), ("rms_norm", rms_norm, RMSNorm),
     ("safe_logsumexp", safe_logsumexp, SafeLogsumexp), ("log1mexp", log1mexp, Log1mexp),
+    ("cross_entropy_lse", cross_entropy_lse, CrossEntropyLSE),
+    ("fused_linear_cross_entropy", fused_linear_cross_entropy, FusedLinearCrossEntropy),
 )
 FUNCTIONS = {name: fn for name, fn, _ in OPS}
 CLASSES = {cls.__name__: cls for cls in (
