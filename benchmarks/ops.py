@@ -393,7 +393,7 @@ def node_names(out) -> set[str]:
 
 def builtin_node_names() -> set[str]:
     """The node names of ext's built-in ops (the subclasses of BuiltinFunction that name one)."""
-    from ext.functions._builtin import BuiltinFunction
+    from ext.functions.builtin._builtin import BuiltinFunction
 
     names, stack = set(), [BuiltinFunction]
     while stack:

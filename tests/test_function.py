@@ -857,7 +857,7 @@ def test_outputs_of_an_unrecorded_function_that_require_grad_come_back_detached(
 @pytest.mark.ext_only
 def test_a_builtin_apply_takes_keywords_as_function_apply_does():
     import ext
-    from ext.functions.shape import Transpose
+    from ext.functions.builtin.shape import Transpose
 
     x = ext.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
     y = Transpose.apply(x, dim1=1, dim0=0)

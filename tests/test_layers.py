@@ -37,7 +37,7 @@ SEAMS = {
         "reading a view's grad_fn after its base changed in place replays the view",
     ("ext.autograd.functional", "stacked", "ext"):
         "jacobian stacks its rows with stack, as torch's does (StackBackward0 in its graph)",
-    ("ext.functions._builtin", "namespace_of", "ext"):
+    ("ext.functions.builtin._builtin", "namespace_of", "ext"):
         "a backward body's free functions come from the module of the tensor at hand",
     ("ext.autograd.function", "_bridge", "ext.compat"):
         "the bridge: a Function applied to torch tensors runs as a torch.autograd.Function",

@@ -1025,8 +1025,8 @@ class Ctx:
 
 
 def _function_cases(T, rng):
-    from ext.functions import activation as ops
-    from ext.functions.pointwise.selection import MaskedFillScalar
+    from ext.functions.builtin import activation as ops
+    from ext.functions.builtin.pointwise.selection import MaskedFillScalar
 
     x, y = sample(rng, (4, 3)), sample(rng, (4, 3))
     m, b = sample(rng, (3, 5)), sample(rng, (5,))

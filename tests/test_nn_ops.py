@@ -475,7 +475,7 @@ class Ctx:
 
 
 def _op_cases(T):
-    from ext.functions.nn_ops import activation, normalization, sparse
+    from ext.functions.builtin.nn_ops import activation, normalization, sparse
 
     idx = T.tensor(INDICES)
     return {

@@ -7,7 +7,7 @@ import pathlib
 import pytest
 
 import ext.functions  # noqa: F401 - loads every op module
-from ext.functions._builtin import BuiltinFunction
+from ext.functions.builtin._builtin import BuiltinFunction
 
 TESTS = pathlib.Path(__file__).parent
 # Nodes that only exist inside other nodes' backward (double backward of a read): they are

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 import ext
-from ext.functions import _op, activation, indexing, inplace, linalg, reduction, setitem, shape
-from ext.functions.nn_ops import activation as nn_activation
-from ext.functions.nn_ops import normalization, sparse
-from ext.functions.pointwise import arithmetic, logical, selection, unary
+from ext.functions import _op
+from ext.functions.builtin import activation, indexing, inplace, linalg, reduction, setitem, shape
+from ext.functions.builtin.nn_ops import activation as nn_activation
+from ext.functions.builtin.nn_ops import normalization, sparse
+from ext.functions.builtin.pointwise import arithmetic, logical, selection, unary
 
 torch = pytest.importorskip("torch")
 

@@ -80,8 +80,8 @@ def test_scatter_of_a_tensor_and_of_a_number(T):
 @pytest.mark.ext_only
 def test_a_builtin_op_class_applies_like_its_method():
     import ext
-    from ext.functions.activation import Softmax
-    from ext.functions.pointwise.arithmetic import Mul
+    from ext.functions.builtin.activation import Softmax
+    from ext.functions.builtin.pointwise.arithmetic import Mul
 
     x = ext.tensor([1.0, 2.0], requires_grad=True)
     y = Mul.apply(x, x)

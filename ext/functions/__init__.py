@@ -10,10 +10,9 @@ the ops, and the only place where a lower layer is given code from a higher one
 from __future__ import annotations
 
 from .._tensor import Tensor
-from . import (
-    _op,
+from . import _op
+from .builtin import (  # (importing a family declares its ops)
     activation,
-    dropin,
     creation,
     indexing,
     inplace,
@@ -24,8 +23,9 @@ from . import (
     setitem,
     shape,
 )
-from ._builtin import BuiltinFunction, namespace_of
-from .dropin import (  # the drop-in pack (docs/pack.md)
+from . import dropin
+from .builtin._builtin import BuiltinFunction, namespace_of
+from .dropin import (  # the drop-in pack (docs/contracts.md)
     AddMul,
     ClampMasked,
     CrossEntropyLSE,

@@ -22,7 +22,7 @@ from .._state import STATE
 from .._tensor import Tensor, wrap
 from ..autograd.graph import link
 from ..autograd.views import MULTI_OUTPUT, make_view
-from ._builtin import BuiltinFunction, namespace_of, new_node
+from .builtin._builtin import BuiltinFunction, namespace_of, new_node
 
 __all__ = ["Overload", "Op", "declare", "dispatch", "read_history", "ELEMENTWISE", "LINEAR",
            "JOINTLY_LINEAR",
@@ -565,7 +565,7 @@ def _elementwise(name: str, ov: type, kernel: Callable, dtype: str | None) -> Ca
 
 
 def _inplace_method(name: str, fn: Callable) -> Callable:
-    from .inplace import apply_inplace
+    from .builtin.inplace import apply_inplace
 
     def method(self, *args, **kwargs):
         return apply_inplace(self, fn, *args, **kwargs)
@@ -576,7 +576,7 @@ def _inplace_method(name: str, fn: Callable) -> Callable:
 
 
 def _augmented_method(fn: Callable) -> Callable:
-    from .inplace import apply_inplace
+    from .builtin.inplace import apply_inplace
 
     def method(self, other):
         if not isinstance(other, (Tensor, int, float, bool, np.generic)):

@@ -16,10 +16,10 @@ import warnings
 import numpy as np
 
 from .._tensor import Tensor
-from ..functions import activation as _ops
-from ..functions import nn_ops as _nn_ops
-from ..functions.inplace import apply_inplace
-from ..functions.shape import unsafe_view
+from ..functions.builtin import activation as _ops
+from ..functions.builtin import nn_ops as _nn_ops
+from ..functions.builtin.inplace import apply_inplace
+from ..functions.builtin.shape import unsafe_view
 
 __all__ = ["relu", "sigmoid", "tanh", "gelu", "silu", "softmax", "log_softmax", "linear",
            "layer_norm", "dropout", "embedding", "mse_loss", "nll_loss", "cross_entropy"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from .._builtin import namespace_of
+from ..builtin._builtin import namespace_of
 from ._base import PackFunction, documented, floating
 
 __all__ = ["Silu", "Mish", "GeluTanh", "Hardswish", "Hardsigmoid", "Hardmish", "silu", "mish",

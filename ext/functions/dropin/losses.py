@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 
 from ...autograd.function import once_differentiable
-from .._builtin import namespace_of
+from ..builtin._builtin import namespace_of
 from ._base import PackFunction, documented, floating
 
 __all__ = ["CrossEntropyLSE", "FusedLinearCrossEntropy", "cross_entropy_lse",

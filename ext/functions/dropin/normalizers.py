@@ -4,7 +4,7 @@ its weight and recomputes the row scale."""
 
 from __future__ import annotations
 
-from .._builtin import namespace_of
+from ..builtin._builtin import namespace_of
 from ._base import PackFunction, documented, floating
 
 __all__ = ["Sparsemax", "Entmax15", "SafeSoftmax", "RMSNorm", "sparsemax", "entmax15",

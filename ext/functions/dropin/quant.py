@@ -4,7 +4,7 @@ the bounds."""
 
 from __future__ import annotations
 
-from .._builtin import namespace_of
+from ..builtin._builtin import namespace_of
 from ._base import PackFunction, documented, floating
 
 __all__ = ["ClampMasked", "RoundSTE", "SignSTE", "FakeQuantSTE", "Quantize", "clamp_masked",

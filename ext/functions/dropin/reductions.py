@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from .._builtin import namespace_of
+from ..builtin._builtin import namespace_of
 from ._base import PackFunction, documented, floating
 from .normalizers import wrap_dim
 

@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from ..._tensor import Tensor, wrap
+from ...._tensor import Tensor, wrap
+from ..._op import ELEMENTWISE, FLOAT, Overload, declare, dispatch
 from .._builtin import namespace_of, not_differentiable_checks
-from .._op import ELEMENTWISE, FLOAT, Overload, declare, dispatch
 from ._common import check_tensor, float_kernel
 
 __all__ = ["erf", "erf_kernel", "gelu", "gelu_backward", "silu", "silu_backward"]

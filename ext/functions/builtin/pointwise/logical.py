@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype
-from ..._state import STATE
-from ..._tensor import Tensor, wrap
-from ...autograd.graph import gradient_edge
+from .... import _dtype
+from ...._state import STATE
+from ...._tensor import Tensor, wrap
+from ....autograd.graph import gradient_edge
+from ..._op import ELEMENTWISE, Overload, declare, dispatch
 from .._builtin import binary_operands, not_differentiable_checks
-from .._op import ELEMENTWISE, Overload, declare, dispatch
 from ._common import apply
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype
-from ..._tensor import Tensor
+from .... import _dtype
+from ...._tensor import Tensor
+from ..._op import ELEMENTWISE, FLOAT, LINEAR, Overload, declare, dispatch
 from .._builtin import namespace_of
-from .._op import ELEMENTWISE, FLOAT, LINEAR, Overload, declare, dispatch
 from ._common import quiet
 
 

@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 
-from ... import _dtype
-from ..._args import as_number
-from ..._tensor import Tensor
+from .... import _dtype
+from ...._args import as_number
+from ...._tensor import Tensor
+from ..._op import ELEMENTWISE, FLOAT, Overload, declare, dispatch
 from .._builtin import namespace_of
-from .._op import ELEMENTWISE, FLOAT, Overload, declare, dispatch
 from ._common import apply, operands
 
 

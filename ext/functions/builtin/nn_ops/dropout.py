@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _factories
-from ..._dtype import FROM_NUMPY
-from ..._tensor import Tensor, wrap
-from .._op import declare
+from .... import _factories
+from ...._dtype import FROM_NUMPY
+from ...._tensor import Tensor, wrap
+from ..._op import declare
 from ._common import check_tensor
 
 __all__ = ["dropout"]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype
-from ..._tensor import Tensor
+from .... import _dtype
+from ...._tensor import Tensor
+from ..._op import ELEMENTWISE, Overload, declare, dispatch
 from .. import inplace  # (bound before it is loaded whole when it is imported first)
 from .._builtin import binary_operands, namespace_of
-from .._op import ELEMENTWISE, Overload, declare, dispatch
 from ._common import apply, broadcast_error
 
 

@@ -12,12 +12,12 @@ import builtins
 
 import numpy as np
 
-from .. import _dtype
-from .._dtype import FROM_NUMPY
-from .._state import STATE
-from .._tensor import Tensor, wrap
-from ..autograd.function import FREED, Function, FunctionCtx, bind_arguments
-from ..autograd.graph import ERR_BACKWARD_TWICE, Node, SavedTensor, check_saved_input
+from ... import _dtype
+from ..._dtype import FROM_NUMPY
+from ..._state import STATE
+from ..._tensor import Tensor, wrap
+from ...autograd.function import FREED, Function, FunctionCtx, bind_arguments
+from ...autograd.graph import ERR_BACKWARD_TWICE, Node, SavedTensor, check_saved_input
 
 __all__ = ["BuiltinFunction", "BuiltinNode", "as_array", "binary_operands",
            "namespace_of", "not_differentiable_checks"]
@@ -200,7 +200,7 @@ def not_differentiable_checks(name: str, *inputs) -> None:
         for t in tensors:
             t.grad_fn  # noqa: B018 - reading a stale view's history is the check
     if STATE.fw_level is not None:
-        from ..autograd.forward_ad import tangent_of
+        from ...autograd.forward_ad import tangent_of
 
         if any(tangent_of(t) is not None for t in tensors):
             raise NotImplementedError(f"Trying to use forward AD with aten::{name} that does "

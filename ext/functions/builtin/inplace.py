@@ -13,18 +13,18 @@ import weakref
 
 import numpy as np
 
-from .._dtype import FROM_NUMPY
-from .._factories import fill_number
-from .._state import STATE
-from .._tensor import Tensor, bump_version, views_follow_base, wrap
-from ..autograd.graph import (
+from ..._dtype import FROM_NUMPY
+from ..._factories import fill_number
+from ..._state import STATE
+from ..._tensor import Tensor, bump_version, views_follow_base, wrap
+from ...autograd.graph import (
     Node,
     OutputsPackedLater,
     SavedTensor,
     move_retains_grad,
     output_meta,
 )
-from ..autograd.views import (  # noqa: F401 - the view machinery, re-exported for the ops
+from ...autograd.views import (  # noqa: F401 - the view machinery, re-exported for the ops
     MULTI_OUTPUT,
     check_inplace,
     copy_slices,
@@ -32,8 +32,8 @@ from ..autograd.views import (  # noqa: F401 - the view machinery, re-exported f
     point_saved_outputs,
     refresh_view,
 )
+from .._op import ELEMENTWISE, JOINTLY_LINEAR, Overload, declare, dispatch
 from ._builtin import namespace_of
-from ._op import ELEMENTWISE, JOINTLY_LINEAR, Overload, declare, dispatch
 from .pointwise._common import broadcast_error
 
 __all__ = ["apply_inplace", "check_inplace", "make_view", "MULTI_OUTPUT", "methods"]
@@ -113,7 +113,7 @@ def _alias(t: Tensor) -> Tensor:
     a = wrap(t._data)
     fw = getattr(t, "_fw_grad", None)
     if fw is not None:
-        from ..autograd.forward_ad import tangent_of
+        from ...autograd.forward_ad import tangent_of
 
         tangent = tangent_of(t)
         if tangent is not None:
@@ -133,7 +133,7 @@ def _keep_value(old: Tensor) -> None:
     old._data = old._data.copy()
     fw = getattr(old, "_fw_grad", None)
     if fw is not None:
-        from ..autograd.forward_ad import _untracked
+        from ...autograd.forward_ad import _untracked
 
         old._fw_grad = (fw[0], _untracked(fw[1].clone), fw[2])
 
@@ -230,7 +230,7 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
         _write(t, result, getattr(op, "writes_through_aliases", False))
         bump_version(t)
         if STATE.fw_level is not None and not STATE.inference:
-            from ..autograd.forward_ad import write_tangent
+            from ...autograd.forward_ad import write_tangent
 
             write_tangent(t, result)
         return t
@@ -258,7 +258,7 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
     _write(t, result, getattr(op, "writes_through_aliases", False))
     bump_version(t)
     if STATE.fw_level is not None and not STATE.inference:
-        from ..autograd.forward_ad import write_tangent
+        from ...autograd.forward_ad import write_tangent
 
         write_tangent(t, result)
     if node is None:
@@ -332,7 +332,7 @@ def _saved_outputs_follow_view(node: Node, t: Tensor) -> None:
     if follows and STATE.fw_level is not None:
         # Under forward AD the op's tangent is made from that result, and the base's tangent
         # keeps it: the view's grad_fn lives as long as the base's tangent does.
-        from ..autograd.forward_ad import hold
+        from ...autograd.forward_ad import hold
 
         hold(t._view.base, fn)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._dtype import FROM_NUMPY
-from ..._tensor import Tensor, bump_version
+from ...._dtype import FROM_NUMPY
+from ...._tensor import Tensor, bump_version
+from ..._op import LINEAR, Overload, declare, dispatch
 from .._builtin import namespace_of
-from .._op import LINEAR, Overload, declare, dispatch
 from ._common import check_tensor
 
 __all__ = ["embedding", "embedding_dense_backward", "embedding_renorm_"]

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtype import FROM_NUMPY
-from .._state import STATE
-from .._tensor import Tensor, wrap
-from ._op import Overload, declare, dispatch
+from ..._dtype import FROM_NUMPY
+from ..._state import STATE
+from ..._tensor import Tensor, wrap
+from .._op import Overload, declare, dispatch
 from .shape import (
     SqueezeMatmul,
     contiguous,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._tensor import Tensor
+from ...._tensor import Tensor
+from ..._op import Overload, declare, dispatch
 from .._builtin import namespace_of
-from .._op import Overload, declare, dispatch
 from ..reduction import np_mean
 from ._common import check_tensor, float_kernel
 

@@ -12,13 +12,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _dtype
-from .._args import as_number
-from .._dtype import FROM_NUMPY
-from .._state import STATE
-from .._tensor import Tensor, _wrap_dim, wrap
+from ... import _dtype
+from ..._args import as_number
+from ..._dtype import FROM_NUMPY
+from ..._state import STATE
+from ..._tensor import Tensor, _wrap_dim, wrap
+from .._op import LINEAR, Overload, declare, dispatch
 from ._builtin import as_array, namespace_of
-from ._op import LINEAR, Overload, declare, dispatch
 from .indexing import _INTEGERS, _along
 from .shape import wrap_dims
 

@@ -21,9 +21,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._tensor import Tensor, _wrap_dim, wrap
+from ..._tensor import Tensor, _wrap_dim, wrap
+from .._op import JOINTLY_LINEAR, LINEAR, Overload, declare, dispatch, read_history
 from ._builtin import namespace_of
-from ._op import JOINTLY_LINEAR, LINEAR, Overload, declare, dispatch, read_history
 
 __all__ = ["getitem", "select", "index_select", "gather", "narrow"]
 

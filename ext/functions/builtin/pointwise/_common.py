@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._tensor import Tensor
+from ...._tensor import Tensor
 from .._builtin import binary_operands
 
 

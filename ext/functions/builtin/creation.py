@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _factories
-from .._tensor import Tensor
-from ._op import declare
+from ... import _factories
+from ..._tensor import Tensor
+from .._op import declare
 from .shape import to
 
 __all__ = ["new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "type_as"]

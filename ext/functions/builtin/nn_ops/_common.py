@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._dtype import FROM_NUMPY
-from ..._tensor import Tensor
+from ...._dtype import FROM_NUMPY
+from ...._tensor import Tensor
 
 
 def check_tensor(x, fn: str, arg: str = "input", position: int = 1) -> None:

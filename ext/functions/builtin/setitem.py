@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtype import FROM_NUMPY
-from .._factories import fill_number
-from .._tensor import Tensor, wrap
-from ._op import declare, dispatch
+from ..._dtype import FROM_NUMPY
+from ..._factories import fill_number
+from ..._tensor import Tensor, wrap
+from .._op import declare, dispatch
 from .indexing import IndexPutImpl, check_bounds, check_mask, numpy_key, slicing, take
 from .inplace import (
     apply_inplace,

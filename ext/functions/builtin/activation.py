@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype
-from .._dtype import FROM_NUMPY
-from .._state import STATE
-from .._tensor import Tensor, _wrap_dim, wrap
+from ... import _dtype
+from ..._dtype import FROM_NUMPY
+from ..._state import STATE
+from ..._tensor import Tensor, _wrap_dim, wrap
+from .._op import LINEAR, Overload, declare, dispatch
 from ._builtin import binary_operands, namespace_of
-from ._op import LINEAR, Overload, declare, dispatch
 from .linalg import column_major
 from .pointwise.arithmetic import scaled
 from .shape import wrap_dims
@@ -536,7 +536,7 @@ def _nll_loss_backward(grad: Tensor, x: Tensor, target: Tensor, weight, reductio
 
 
 def _any_tangent(*tensors) -> bool:
-    from ..autograd.forward_ad import tangent_of
+    from ...autograd.forward_ad import tangent_of
 
     return any(t is not None and tangent_of(t) is not None for t in tensors)
 

@@ -12,14 +12,14 @@ import operator
 
 import numpy as np
 
-from .. import _dtype
-from .._args import check_device, check_int
-from .._dtype import FROM_NUMPY
-from .._tensor import Tensor, _wrap_dim
-from .._warnings import warn_once
-from ..autograd.engine import sum_to
+from ... import _dtype
+from ..._args import check_device, check_int
+from ..._dtype import FROM_NUMPY
+from ..._tensor import Tensor, _wrap_dim
+from ..._warnings import warn_once
+from ...autograd.engine import sum_to
+from .._op import LINEAR, Overload, declare, dispatch, read_history
 from ._builtin import namespace_of
-from ._op import LINEAR, Overload, declare, dispatch, read_history
 
 __all__ = ["view", "reshape", "unsafe_view", "flatten", "t", "transpose", "matrix_transpose",
            "permute", "unsqueeze", "squeeze", "expand", "clone", "contiguous", "to", "unbind",
