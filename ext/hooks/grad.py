@@ -14,7 +14,11 @@ from typing import Any
 from ..functions import namespace_of
 from .trace import note
 
-__all__ = ["clip", "scale", "nan_guard", "register_all", "HookGroup"]
+__all__ = ["clip", "scale", "nan_guard", "register_all", "HookGroup", "NanGradientWarning"]
+
+
+class NanGradientWarning(UserWarning):
+    """Warned by ``nan_guard("warn")`` (a UserWarning: ext silences its own RuntimeWarnings)."""
 
 
 def clip(min: float | None = None, max: float | None = None) -> Callable:  # noqa: A002
@@ -46,7 +50,8 @@ _ACTIONS = ("raise", "zero", "warn")
 
 def nan_guard(action: str = "raise") -> Callable:
     """A gradient hook watching for NaN: ``"raise"`` a RuntimeError, replace NaN by ``"zero"``
-    (other values unchanged), or ``"warn"`` (RuntimeWarning) and pass the gradient on."""
+    (other values unchanged), or ``"warn"`` (:class:`NanGradientWarning`) and pass the gradient
+    on."""
     if action not in _ACTIONS:
         raise ValueError(f"nan_guard(): action must be one of {_ACTIONS}, got {action!r}")
 
@@ -61,7 +66,7 @@ def nan_guard(action: str = "raise") -> Callable:
         if action == "raise":
             raise RuntimeError(message)
         if action == "warn":
-            warnings.warn(message, RuntimeWarning, stacklevel=2)
+            warnings.warn(message, NanGradientWarning, stacklevel=2)
             return None
         return namespace_of(grad).where(nan, grad.new_zeros(()), grad)
     return nan_guard_hook
