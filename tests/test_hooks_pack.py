@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -440,3 +442,11 @@ def test_trace_wrap_records_a_user_hook(T):
 def test_trace_backward_refuses_a_non_tensor(T):
     with pytest.raises(TypeError, match="argument 0 must be a tensor"):
         hooks.trace_backward(3.0)
+
+
+@pytest.mark.ext_only
+def test_importing_hooks_and_viz_does_not_import_torch():
+    code = "import sys, ext.hooks, ext.viz; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"

@@ -18,6 +18,8 @@ from helpers import leaf, sample
 import ext
 from ext.viz import GraphvizNotFound, make_dot
 
+# torchviz 0.0.3 compares versions with distutils' LooseVersion, which warns.
+torchviz_warns = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot not installed")
 
 
@@ -52,6 +54,7 @@ class Double(ext.autograd.Function):
 # -------------------- torchviz's look
 
 
+@torchviz_warns
 def test_make_dot_source_is_torchviz_source_on_a_torch_graph(rng):
     torchviz = pytest.importorskip("torchviz")
     x, w, y = small_graph(torch, rng)
@@ -61,6 +64,7 @@ def test_make_dot_source_is_torchviz_source_on_a_torch_graph(rng):
         assert normalized(ours) == normalized(theirs)
 
 
+@torchviz_warns
 def test_make_dot_draws_an_ext_graph_as_torchviz_draws_the_torch_one(rng):
     torchviz = pytest.importorskip("torchviz")
     x_np, w_np = sample(rng, (2, 3)), sample(rng, (3,))
