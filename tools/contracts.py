@@ -13,6 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "docs" / "contracts.md"
+sys.path.insert(0, str(ROOT))  # this checkout's ext, not an installed one
 
 
 def _cell(value) -> str:
