@@ -18,6 +18,7 @@ import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's ext, not an installed one
 
 # Names an annotation may use in a stub; an annotation with any other name becomes Any.
 _KNOWN = {"Tensor", "int", "float", "bool", "str", "None", "tuple", "list", "dict", "Size",
