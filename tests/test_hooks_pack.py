@@ -221,11 +221,39 @@ def test_module_recorder_keeps_every_call_and_removes_its_hooks(T):
     assert len(rec.activations["1"]) == 2
 
 
+def test_output_gradients_tolerate_an_inplace_relu_after_the_module(T, rng):
+    x_np, v_np = sample(rng, (4, 3)), sample(rng, (4, 2))
+    model = mlp(T)
+    model[1] = T.nn.ReLU(inplace=True)
+    rec = hooks.ModuleRecorder(model, gradients="outputs", names=["0"])
+    (model(leaf(T, x_np)) * T.tensor(v_np)).sum().backward()
+
+    ref = mlp(torch)
+    ref[1] = torch.nn.ReLU(inplace=True)
+    seen = []
+
+    def forward_hook(module, args, out):
+        out.register_hook(seen.append)  # returns None: the output stays as it is
+
+    ref[0].register_forward_hook(forward_hook)
+    (ref(leaf(torch, x_np)) * torch.tensor(v_np)).sum().backward()
+    np.testing.assert_allclose(to_np(rec.grad_outputs["0"][0]), to_np(seen[0]), rtol=1e-12)
+    assert (to_np(seen[0]) == 0).any()  # the ReLU's mask is in it
+
+    # Full backward hooks cannot be used there, on either engine.
+    seq = T.nn.Sequential(T.nn.Linear(3, 2).double(), T.nn.ReLU(inplace=True))
+    hooks.ModuleRecorder(seq, names=["0"])
+    with pytest.raises(RuntimeError, match="is a view and is being modified inplace"):
+        seq(leaf(T, x_np))
+
+
 def test_module_recorder_refuses_an_unknown_module_name(T):
     with pytest.raises(ValueError, match="no submodule named"):
         hooks.ModuleRecorder(mlp(T), names=["9"])
     with pytest.raises(TypeError, match="must be a module"):
         hooks.ModuleRecorder(T.ones(2))
+    with pytest.raises(ValueError, match="gradients must be"):
+        hooks.ModuleRecorder(mlp(T), gradients="inputs")
 
 
 # -------------------- GradFlow

@@ -25,14 +25,21 @@ class ModuleRecorder:
     ``activations[name]`` is the module's (detached) output, ``grad_outputs[name]`` and
     ``grad_inputs[name]`` the tuples a full backward hook receives; with ``keep="all"`` each
     holds a list, one entry per call. ``leaves_only`` records only modules without children;
-    ``names`` picks modules by their ``named_modules`` name. Full backward hooks wrap a module's
-    output in a ``BackwardHookFunction`` view, which an in-place op right after the module
-    refuses (as in torch): record ``gradients=False`` on such models.
+    ``names`` picks modules by their ``named_modules`` name.
+
+    ``gradients="full"`` (or True) uses full backward hooks. They wrap a module's output in a
+    ``BackwardHookFunction`` view, which an in-place op right after the module refuses (as in
+    torch, e.g. before ``ReLU(inplace=True)``); ``gradients="outputs"`` records only
+    ``grad_outputs``, with tensor hooks on the outputs, which tolerate such in-place ops (the
+    hook gets the gradient of the value the module returned). False records no gradients.
     """
 
-    def __init__(self, model: Any, activations: bool = True, gradients: bool = True,
+    def __init__(self, model: Any, activations: bool = True, gradients: bool | str = "full",
                  leaves_only: bool = True, names: list[str] | None = None,
                  keep: str = "last") -> None:
+        if gradients not in (True, False, None, "full", "outputs"):
+            raise ValueError("ModuleRecorder(): gradients must be 'full', 'outputs' or False, "
+                             f"got {gradients!r}")
         if keep not in ("last", "all"):
             raise ValueError(f"ModuleRecorder(): keep must be 'last' or 'all', got {keep!r}")
         if not hasattr(model, "named_modules"):
@@ -54,7 +61,9 @@ class ModuleRecorder:
         for name, module in modules.items():
             if activations:
                 self.handles.append(module.register_forward_hook(self._on_forward(name)))
-            if gradients:
+            if gradients == "outputs":
+                self.handles.append(module.register_forward_hook(self._on_output(name)))
+            elif gradients:
                 self.handles.append(module.register_full_backward_hook(self._on_backward(name)))
 
     def _store(self, table: dict, name: str, value: Any) -> None:
@@ -74,6 +83,23 @@ class ModuleRecorder:
             self._store(self.grad_inputs, name, _detached(tuple(grad_input)))
             self._store(self.grad_outputs, name, _detached(tuple(grad_output)))
         return backward_hook
+
+    def _on_output(self, name: str):
+        def forward_hook(module, args, output):
+            outputs = output if isinstance(output, (tuple, list)) else (output,)
+            tensors = [t for t in outputs if getattr(t, "requires_grad", False)]
+            grads: list = [None] * len(tensors)
+
+            def make_hook(i: int):
+                def output_grad_hook(grad):
+                    grads[i] = grad.detach()
+                    if all(g is not None for g in grads):
+                        note("ModuleRecorder", name)
+                        self._store(self.grad_outputs, name, tuple(grads))
+                return output_grad_hook
+            for i, t in enumerate(tensors):
+                t.register_hook(make_hook(i))
+        return forward_hook
 
     def clear(self) -> None:
         """Forget what was recorded (the hooks stay)."""

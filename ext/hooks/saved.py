@@ -219,5 +219,5 @@ def _read(fn: Any, attr: str) -> None:
 
 
 def _is_custom(fn: Any) -> bool:
-    from ..viz.dot import _custom_node_types
-    return isinstance(fn, _custom_node_types())
+    from ..viz.dot import custom_node_types
+    return isinstance(fn, custom_node_types())

@@ -63,7 +63,7 @@ def _is_tensor(obj: Any) -> bool:
     return torch is not None and isinstance(obj, torch.Tensor)
 
 
-def _custom_node_types() -> tuple:
+def custom_node_types() -> tuple:
     """The node classes of user ``autograd.Function``s (whose ``saved_tensors`` are always
     drawn): ext's, and torch's when torch is loaded."""
     from ..autograd.function import BackwardCFunction
@@ -133,7 +133,7 @@ class _Builder:
         self.max_attr_chars, self.max_nodes = max_attr_chars, max_nodes
         # Everything drawn is kept alive until the end, so that no id is reused meanwhile.
         self.seen: dict[int, Any] = {}
-        self.custom = _custom_node_types()
+        self.custom = custom_node_types()
         self.count = 0
         self.cut: list[str] = []
 
