@@ -491,8 +491,13 @@ def _has_torch_tensor(args: tuple) -> bool:
     torch = sys.modules.get("torch")
     if torch is None:
         return False
-    return any(isinstance(a, torch.Tensor) for a in args) and not any(
-        isinstance(a, Tensor) for a in args)
+    found = False
+    for a in args:
+        if isinstance(a, Tensor):
+            return False
+        if isinstance(a, torch.Tensor):
+            found = True
+    return found
 
 
 def once_differentiable(fn):

@@ -145,13 +145,12 @@ def _make(fn: type, flavour: str) -> type:
     namespace: dict = {"__module__": fn.__module__, "__qualname__": fn.__qualname__,
                        "__doc__": fn.__doc__, "_ext_function": fn}
     if _separate(fn):
-        forward, setup, backward = _autocast(fn, _static(fn.forward), fn.setup_context, backward)
+        forward, setup, backward = _autocast(fn, fn.forward, fn.setup_context, backward)
         namespace["setup_context"] = staticmethod(setup)
         if "vmap" in vars(fn):
             namespace["vmap"] = staticmethod(fn.vmap)
     else:
-        body = _static(fn.forward)
-        forward, setup, backward = _autocast(fn, lambda *a: body(*a), None, backward)
+        forward, setup, backward = _autocast(fn, fn.forward, None, backward)
         if setup is not None:  # (forward(ctx, ...): ctx is the first argument)
             cast_forward = forward
 
@@ -162,7 +161,7 @@ def _make(fn: type, flavour: str) -> type:
     namespace["forward"] = staticmethod(forward)
     namespace["backward"] = staticmethod(backward)
     if flavour == "jvp":
-        namespace["jvp"] = staticmethod(_static(fn.jvp))
+        namespace["jvp"] = staticmethod(fn.jvp)
     # torch names the node after the class: <Name>Backward, as ext does
     return type(fn.__name__, (torch.autograd.Function,), namespace)
 
@@ -245,15 +244,6 @@ class _Saved:
         return getattr(self._ctx, name)
 
 
-def _static(f):
-    """A plain function calling ``f`` (a staticmethod's function, read off the class)."""
-    @functools.wraps(f)
-    def call(*args):
-        return f(*args)
-
-    return call
-
-
 class _Recorder:
     """The ctx a ``forward(ctx, ...)`` body sees while the torch.func flavour runs it: it
     records what the body saves, marks and sets, for ``setup_context`` to do again on torch's
@@ -288,7 +278,7 @@ def _make_func(fn: type, backward) -> type:
     """The torch.func flavour: ``forward(*args)`` + ``setup_context`` + a generated vmap rule.
     A Function written that way is used as it is; a ``forward(ctx, ...)`` one is derived."""
     if _separate(fn):
-        namespace = {"forward": staticmethod(_static(fn.forward)),
+        namespace = {"forward": staticmethod(fn.forward),
                      "setup_context": staticmethod(fn.setup_context),
                      "backward": staticmethod(backward), "_ext_outputs": None}
         if "vmap" in vars(fn):
@@ -296,7 +286,7 @@ def _make_func(fn: type, backward) -> type:
         else:
             namespace["generate_vmap_rule"] = True
         if "jvp" in vars(fn):
-            namespace["jvp"] = staticmethod(_static(fn.jvp))
+            namespace["jvp"] = staticmethod(fn.jvp)
         return type(fn.__name__, (torch.autograd.Function,), namespace)
     body = fn.forward
 
