@@ -453,17 +453,22 @@ class Floor(_PiecewiseConstant):
     node_name = "FloorBackward0"
 
 
-def _floor(x: Tensor) -> Tensor:
-    """Round down."""
-    if type(x) is not Tensor:
-        raise _not_a_tensor("floor", x)
-    d = x._data
-    if d.dtype.kind == "b":
-        raise _no_kernel("floor_vml", d)
-    return dispatch(Floor, np.floor(d), (x,))
+def _rounding(name: str, ov: type, kernel, doc: str):
+    """A rounding op's function: no bool kernel (torch's ``<name>_vml``), else the kernel."""
+    def function(x: Tensor) -> Tensor:
+        if type(x) is not Tensor:
+            raise _not_a_tensor(name, x)
+        d = x._data
+        if d.dtype.kind == "b":
+            raise _no_kernel(f"{name}_vml", d)
+        return dispatch(ov, kernel(d), (x,))
+
+    function.__doc__ = doc
+    return function
 
 
-floor = declare("floor", Floor, function=_floor, inplace="floor_")
+floor = declare("floor", Floor, function=_rounding("floor", Floor, np.floor, "Round down."),
+                inplace="floor_")
 
 
 class Ceil(_PiecewiseConstant):
@@ -472,14 +477,5 @@ class Ceil(_PiecewiseConstant):
     node_name = "CeilBackward0"
 
 
-def _ceil(x: Tensor) -> Tensor:
-    """Round up."""
-    if type(x) is not Tensor:
-        raise _not_a_tensor("ceil", x)
-    d = x._data
-    if d.dtype.kind == "b":
-        raise _no_kernel("ceil_vml", d)
-    return dispatch(Ceil, np.ceil(d), (x,))
-
-
-ceil = declare("ceil", Ceil, function=_ceil, inplace="ceil_")
+ceil = declare("ceil", Ceil, function=_rounding("ceil", Ceil, np.ceil, "Round up."),
+               inplace="ceil_")
