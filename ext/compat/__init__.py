@@ -30,7 +30,6 @@ Importing ``ext`` never imports this module's torch: it is loaded on the first t
 
 from __future__ import annotations
 
-import functools
 import threading
 from typing import Any
 
