@@ -1002,3 +1002,15 @@ def test_view_of_a_dual_whose_tangent_is_laid_out_otherwise(T):
         x = fw.make_dual(T.zeros(2, 2, dtype=T.float64), t)
         y = x.view(4)
         assert fw.unpack_dual(y).tangent.tolist() == [1.0, 3.0, 2.0, 4.0]
+
+
+def test_a_broadcast_sum_tangent_is_fresh_so_an_in_place_write_can_change_it(T):
+    # (torch's tangent of a - s, s 0-d with a tangent, is a new tensor of a's shape, not an
+    # expanded view: seed 4092 of the deep fuzzer)
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        a = T.zeros(2, 3, dtype=T.float64)
+        s = fw.make_dual(T.tensor(0.0, dtype=T.float64), T.tensor(1.0, dtype=T.float64))
+        y = a - s
+        y[0, :1] = 0.25
+        assert fw.unpack_dual(y).tangent.tolist() == [[0.0, -1.0, -1.0], [-1.0, -1.0, -1.0]]

@@ -132,7 +132,9 @@ def _sum_jvp(ctx, p, tp, s, ts, factor):
         t = ts if factor == 1 else -ts if factor == -1 else ts * factor
         t = _widened(t, p, 1) if tp is None else tp + t
     shape = ctx.result_sym_sizes
-    return t if tuple(t.shape) == shape else t.expand(shape)
+    # (broadcast by torch's sum with the other's zero: a fresh tensor, which an in-place op on
+    # the result may write into, not an expanded view)
+    return t if tuple(t.shape) == shape else t.expand(shape).contiguous()
 
 
 def _widened(t, operand, alpha):
