@@ -112,7 +112,10 @@ def test_a_saved_tensor_written_in_place_after_forward_fails_the_version_check(o
     for _name, T, inputs, out in _ways(ov, args):
         # (detached: the same storage and version counter as the saved one; a mask is bool)
         saved = _saved_tensor(ov, inputs, out).detach()
-        saved.add_(0) if saved.is_floating_point() else saved.zero_()
+        if saved.is_floating_point():
+            saved.add_(0)
+        else:
+            saved.zero_()
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             T.autograd.grad(_first(out).sum(), _tensors(inputs), allow_unused=True)
 
