@@ -1014,3 +1014,17 @@ def test_a_broadcast_sum_tangent_is_fresh_so_an_in_place_write_can_change_it(T):
         y = a - s
         y[0, :1] = 0.25
         assert fw.unpack_dual(y).tangent.tolist() == [[0.0, -1.0, -1.0], [-1.0, -1.0, -1.0]]
+
+
+def test_backward_under_forward_ad_skips_the_gradient_of_an_input_without_edge(T):
+    # silu's backward op has no forward-AD formula: torch never calls it for a saved input
+    # that has no gradient edge (a no_grad view of a tensor requiring grad; fuzz seed 2702)
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        v = fw.make_dual(T.tensor([1.5, 0.3, 0.25]), T.tensor([0.0, -1.0, 0.5]))
+        w = v.requires_grad_() * 1
+        with T.no_grad():
+            view = w.view(-1)
+        y = T.nn.functional.silu(view)
+        y.sum().backward()
+        assert y.grad_fn is not None and w.grad is None

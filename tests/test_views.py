@@ -556,3 +556,18 @@ def test_a_detached_alias_made_to_require_grad_leaves_the_bases_views_alone(T):
     assert alias.requires_grad and not view.requires_grad and not base.requires_grad
     base.requires_grad_()
     assert view.requires_grad
+
+
+def test_a_no_grad_view_of_a_tensor_requiring_grad_has_no_edge_and_gets_no_gradient(T):
+    # It reads as requiring grad (through its base), but torch gives it no gradient edge: the
+    # op using it computes no gradient for it, and its post hook sees None there.
+    v = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    w = v * 1
+    with T.no_grad():
+        view = w.view(-1)
+    y = view * 2
+    assert view.requires_grad and y.grad_fn.next_functions[0][0] is None
+    seen = []
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(grad_inputs))
+    y.sum().backward()
+    assert seen == [(None, None)] and v.grad is None

@@ -636,19 +636,27 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
             _refresh_view(t)
         fn = t._grad_fn
         if fn is None:
-            node._next = (grad_accumulator(t) if t._requires_grad else None,)
+            acc = grad_accumulator(t) if t._requires_grad else None
+            node._next = (acc,)
             node._nrs = _ZERO1
+            if acc is None and t._requires_grad:
+                _no_edge(node, (0,))
         else:
             node._next = (fn,)
             node._nrs = (t._output_nr,) if t._output_nr else _ZERO1
     elif len(inputs) == 2 and not ((inputs[0] is not None and inputs[0]._output_nr) or
                                    (inputs[1] is not None and inputs[1]._output_nr)):
         # Two inputs that are each output 0 of their node (or constants): no output numbers.
-        node._next = (_edge_node(inputs[0]), _edge_node(inputs[1]))
+        a, b = inputs
+        node._next = nexts = (_edge_node(a), _edge_node(b))
         node._nrs = _ZEROS[2]
+        if (nexts[0] is None and a is not None and a._requires_grad) or \
+                (nexts[1] is None and b is not None and b._requires_grad):
+            _no_edge(node, [i for i in (0, 1) if nexts[i] is None])
     else:
         nexts = []
         nrs = None
+        dead: list = []
         for i, t in enumerate(inputs):
             fn = None
             if t is not None:
@@ -663,8 +671,12 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
                         nrs[i] = t._output_nr
                 elif t._requires_grad:
                     fn = grad_accumulator(t)
+                    if fn is None:
+                        dead.append(i)
             nexts.append(fn)
         node._next = tuple(nexts)
+        if dead:
+            _no_edge(node, dead)
         if nrs is None:
             node._nrs = _ZEROS.get(len(inputs)) or (0,) * len(inputs)
         else:
@@ -706,6 +718,21 @@ def _new_history(t: Tensor, node: Node, output_nr: int) -> None:
     if not t._requires_grad:
         t._requires_grad = True
         views_follow_base(t)
+
+
+def _no_edge(node: Node, edges) -> None:
+    """Inputs at ``edges`` that read as requiring grad but have no edge (views made under
+    no_grad of a tensor that requires grad): torch computes no gradient for them, so a
+    built-in's node does not ask for one (a custom Function's ctx keeps what forward saw)."""
+    pos = getattr(node, "_edge_needs", None)
+    if pos is None:
+        return
+    needs = list(node.needs_input_grad)
+    for i in edges:
+        p = i if type(pos) is int else pos[i]
+        if p < len(needs):
+            needs[p] = False
+    node.needs_input_grad = tuple(needs)
 
 
 def _edge_node(t: Tensor | None) -> Node | None:

@@ -45,7 +45,18 @@ class BuiltinNode(FunctionCtx, Node):
     save_for_backward = FunctionCtx._store
     saved_tensors = property(FunctionCtx._unpack_saved, doc="What forward saved, checked.")
 
+    @property
+    def _edge_needs(self):
+        """How edges map to forward arguments, for ``graph._no_edge``: 0 when edge i is
+        argument i, else the arguments' positions."""
+        pos = self._tensor_pos
+        return 0 if pos is None or type(pos) is int else pos
+
     def _apply(self, grads: list) -> tuple:
+        needs = self.needs_input_grad
+        if not needs[0] and True not in needs:
+            # (every input lost its edge: torch's formula computes nothing, graph._no_edge)
+            return (None,) * len(self._next)
         result = self._backward(self, *grads)
         if type(result) is not tuple:
             return (result,)
