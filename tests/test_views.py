@@ -571,3 +571,16 @@ def test_a_no_grad_view_of_a_tensor_requiring_grad_has_no_edge_and_gets_no_gradi
     y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(grad_inputs))
     y.sum().backward()
     assert seen == [(None, None)] and v.grad is None
+
+
+def test_a_node_that_computes_no_gradient_still_checks_what_it_saved(T):
+    # (its only input has no edge, so torch's formula computes nothing, but it unpacks the
+    # saved result first: a write into it fails the version check, fuzz seeds 6330 and 7822)
+    v = T.tensor([1.0, 2.0], requires_grad=True)
+    w = v * 1
+    with T.no_grad():
+        view = w.view(-1)
+    y = view.exp()
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()

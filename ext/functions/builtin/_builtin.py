@@ -55,7 +55,9 @@ class BuiltinNode(FunctionCtx, Node):
     def _apply(self, grads: list) -> tuple:
         needs = self.needs_input_grad
         if not needs[0] and True not in needs:
-            # (every input lost its edge: torch's formula computes nothing, graph._no_edge)
+            # (every input lost its edge: torch's formula computes nothing, graph._no_edge; it
+            # still unpacks what was saved, which checks the versions)
+            self.saved_tensors  # noqa: B018
             return (None,) * len(self._next)
         result = self._backward(self, *grads)
         if type(result) is not tuple:
