@@ -1,11 +1,26 @@
-"""The ``python -m ext`` command: the same program run on ext and on torch, side by side."""
+"""The ``python -m ext`` command line.
+
+    python -m ext                  the side-by-side example, then ``parity --quick``
+    python -m ext example          one program run on ext and on torch, side by side
+    python -m ext parity           ext.testing's checklist on every op of the registry
+    python -m ext graph NAME       the backward graph of an example (or ``-e EXPR``) to a file
+    python -m ext bench            the benchmarks of a checkout, with their ext/torch ratios
+
+Exit status: 0 when everything agrees, 1 when something differs (a parity mismatch, the example
+disagreeing), 2 for bad usage (an unknown command, example or option).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import re
+import subprocess
+import sys
+import time
 from collections.abc import Callable
+from pathlib import Path
 
 # Seed 000 §4.3: loss = (x*y + 1)**2 at x=2, y=3, whose gradients are 42 and 28.
 EXAMPLE = '''\
@@ -83,8 +98,190 @@ def side_by_side(print_fn: Callable[..., None] | None = None) -> bool:
     return agree
 
 
+# ---------------------------------------------------------------------------------- parity
+def parity(quick: bool = False, json_path: str | None = None, kind: str = "all",
+           keyword: str | None = None, backend: str = "aot_eager") -> int:
+    """Run ext.testing over the registry's cases with a progress bar; print the table and what
+    failed; 0 when every case passes, 1 otherwise."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .testing import cases as case_list
+    from .testing.parity import report_json, report_table, run_parity
+
+    console = Console(width=max(Console().width, 120))
+    selected = [c for c in case_list.op_cases(kind)
+                if keyword is None or keyword in c.name or keyword in c.op]
+    if not selected:
+        console.print(f"[red]no parity case matches {keyword!r}[/red]")
+        return 2
+    started = time.perf_counter()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task("parity", total=len(selected))
+
+        def advance(case, report) -> None:
+            bar.update(task, advance=1, description=f"parity {case.name}")
+
+        reports = run_parity(selected, quick=quick, compile_backend=backend, on_case=advance)
+    seconds = time.perf_counter() - started
+    failed = [r for r in reports if not r.ok]
+    what = "quick: compile skipped" if quick else f"compile with {backend}"
+    console.print(report_table(reports, title=f"parity with torch ({what})"))
+    for report in failed:
+        console.print(f"[bold red]{report.name}[/bold red] ({report.op}):")
+        for check, detail in report.failures().items():
+            console.print(f"  {check}: {detail}", markup=False, highlight=False)
+    console.print(f"{len(reports)} cases over {len({r.op for r in reports})} ops, "
+                  f"{len(failed)} failed, in {seconds:.1f} s")
+    if json_path:
+        data = report_json(reports, quick)
+        data["seconds"] = round(seconds, 1)
+        Path(json_path).write_text(json.dumps(data, indent=1, default=str))
+        console.print(f"report written to {json_path}")
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------------------------- graph
+def _example_graphs() -> dict[str, tuple[str, str]]:
+    """Named programs for ``graph``: (what it shows, code that leaves the tensor in ``out``)."""
+    return {
+        "example": ("the side-by-side example, loss = (x*y + 1)**2", EXAMPLE + "out = loss\n"),
+        "mlp": ("a two-layer perceptron's loss",
+                "net = T.nn.Sequential(T.nn.Linear(3, 4), T.nn.Tanh(), T.nn.Linear(4, 1))\n"
+                "out = net(T.ones(2, 3)).pow(2).mean()\n"),
+        "custom": ("a custom Function (the pack's silu) inside a graph, after backward",
+                   "x = T.tensor([[-1.0, 0.5], [2.0, 3.0]], requires_grad=True)\n"
+                   "out = (F.silu(x) * 2).sum()\nout.backward()\n"),
+        "views": ("an in-place write through a view (CopySlices)",
+                  "x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
+                  "y = x * 2\ny[1:].mul_(3)\nout = y.sum()\n"),
+    }
+
+
+def graph(name: str | None, expression: str | None, output: str, engine: str,
+          show_saved: bool, max_nodes: int | None) -> int:
+    """Draw the graph of a named example or an expression (``T`` is the engine, ``F`` the
+    pack's functions) to ``output`` (.svg, .png, .pdf or .dot, by its suffix)."""
+    from rich.console import Console
+
+    from .viz import GraphvizNotFound, make_dot
+
+    console = Console()
+    examples = _example_graphs()
+    if (name is None) == (expression is None):
+        console.print("graph: give an example name or -e EXPRESSION (examples: "
+                      + ", ".join(examples) + ")")
+        return 2
+    if name is not None and name not in examples:
+        console.print(f"graph: unknown example {name!r}; the examples are: "
+                      + ", ".join(f"{n} ({what})" for n, (what, _) in examples.items()))
+        return 2
+    T = importlib.import_module("ext" if engine == "ext" else "torch")
+    from . import functions
+
+    scope: dict = {"T": T, "F": functions, engine: T}
+    try:
+        if name is not None:
+            exec(examples[name][1], scope)  # noqa: S102 - our own fixed programs
+            out = scope["out"]
+        else:
+            out = eval(expression, scope)  # noqa: S307 - the user's own expression
+    except Exception as e:
+        console.print(f"graph: the expression failed: {type(e).__name__}: {e}", markup=False)
+        return 2
+    try:
+        dot = make_dot(out, show_saved=show_saved, max_nodes=max_nodes)
+    except TypeError as e:
+        console.print(f"graph: {e}", markup=False)
+        return 2
+    path = Path(output)
+    fmt = path.suffix.lstrip(".") or "svg"
+    if fmt == "dot":
+        path.write_text(dot.source)
+    else:
+        try:
+            written = dot.render(outfile=str(path), format=fmt, cleanup=True)
+        except GraphvizNotFound as e:
+            console.print(str(e), markup=False)
+            return 2
+        path = Path(written)
+    console.print(f"graph of {name or expression!r} on {engine} written to {path}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------- bench
+BENCHMARKS = ("chain.py", "mlp.py", "pack.py")
+
+
+def benchmarks_folder() -> Path:
+    """Where a checkout keeps its benchmarks: beside the package."""
+    return Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def bench(ops: bool) -> int:
+    """Run the benchmarks of a checkout (benchmarks/ beside the package), each in its own
+    process, and print their ext/torch figures; ``ops`` adds the per-op table (about 70 s)."""
+    folder = benchmarks_folder()
+    if not folder.is_dir():
+        print(f"bench: no benchmarks/ folder beside the package ({folder}): run it from a "
+              "checkout of the project")
+        return 2
+    names = BENCHMARKS + (("ops.py",) if ops else ())
+    status = 0
+    for name in names:
+        print(f"== benchmarks/{name}", flush=True)
+        status |= subprocess.run([sys.executable, str(folder / name)], check=False).returncode
+    return 1 if status else 0
+
+
+# ---------------------------------------------------------------------------------- main
+class _Parser(argparse.ArgumentParser):
+    """argparse, with an unknown command named in the error (exit status 2)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m ext", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    sub.add_parser("example", help="one program on ext and on torch, side by side")
+    p = sub.add_parser("parity", help="ext.testing's checklist on every op of the registry")
+    p.add_argument("--quick", action="store_true", help="skip the torch.compile check")
+    p.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    p.add_argument("--only", choices=("all", "pack", "builtin"), default="all",
+                   help="the pack's ops, the built-ins, or both (default)")
+    p.add_argument("-k", metavar="TEXT", help="only the cases whose name or op contains TEXT")
+    p.add_argument("--backend", default="aot_eager",
+                   help="torch.compile's backend for the compile check (default aot_eager)")
+    g = sub.add_parser("graph", help="draw a backward graph to a file")
+    g.add_argument("name", nargs="?", help="a named example: " + ", ".join(_example_graphs()))
+    g.add_argument("-e", "--expression", help="a Python expression giving a tensor (T is the "
+                                              "engine, F the pack's functions)")
+    g.add_argument("-o", "--output", default="graph.svg",
+                   help="the file; its suffix picks the format (svg, png, pdf, dot)")
+    g.add_argument("--engine", choices=("ext", "torch"), default="ext")
+    g.add_argument("--show-saved", action="store_true", help="draw the saved tensors too")
+    g.add_argument("--max-nodes", type=int, help="cut the graph after this many nodes")
+    b = sub.add_parser("bench", help="run the benchmarks and print the ext/torch ratios")
+    b.add_argument("--ops", action="store_true", help="add the per-op table (about 70 s)")
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m ext``."""
-    parser = argparse.ArgumentParser(prog="python -m ext", description=__doc__)
-    parser.parse_args(argv)
-    return 0 if side_by_side() else 1
+    args = _parser().parse_args(argv)
+    if args.command == "example":
+        return 0 if side_by_side() else 1
+    if args.command == "parity":
+        return parity(args.quick, args.json, args.only, args.k, args.backend)
+    if args.command == "graph":
+        return graph(args.name, args.expression, args.output, args.engine, args.show_saved,
+                     args.max_nodes)
+    if args.command == "bench":
+        return bench(args.ops)
+    agree = side_by_side()
+    return max(0 if agree else 1, parity(quick=True))

@@ -119,13 +119,3 @@ def test_importing_ext_does_not_import_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
-
-
-@pytest.mark.ext_only
-def test_python_m_ext_prints_both_engines_side_by_side():
-    out = subprocess.run([sys.executable, "-m", "ext"], capture_output=True, text=True,
-                         check=True)
-    assert "Both engines agree." in out.stdout
-    assert "tensor([42.])" in out.stdout and "tensor([28.])" in out.stdout
-    assert "ext::autograd::AccumulateGrad" in out.stdout
-    assert "torch::autograd::AccumulateGrad" in out.stdout

@@ -3,90 +3,49 @@ composite, its pinned edge points, its bad input, and its run on both engines.""
 
 from __future__ import annotations
 
-import importlib
 import math
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ext
 from ext import functions as P
-from ext.testing import assert_parity
+from ext.functions import _op
+from ext.testing import op_cases
+from ext.testing.cases import PACK, fq_reference
 
 torch = pytest.importorskip("torch")
+
 F = torch.nn.functional
 
 pytestmark = pytest.mark.ext_only
 
 _rng = np.random.default_rng(5)
-_STE = {"gradcheck": "straight-through: the gradient is not the derivative",
-        "gradgradcheck": "straight-through: the gradient is not the derivative"}
-_GRL = {"gradcheck": "the gradient is reversed on purpose, not the derivative",
-        "gradgradcheck": "the gradient is reversed on purpose, not the derivative"}
 
 
 def _x(*shape, low=-4.0, high=4.0):
     return torch.tensor(_rng.uniform(low, high, shape), requires_grad=True)
 
 
-def _fq_reference(x, scale, zp, qmin, qmax):
-    return torch.fake_quantize_per_tensor_affine(x, scale, zp, qmin, qmax)
-
-
-# (op, inputs maker, reference, checks to skip with the reason)
-CASES = {
-    "silu": (P.silu, lambda: (_x(3, 5),), F.silu, {}),
-    "mish": (P.mish, lambda: (_x(3, 5),), F.mish, {}),
-    "gelu_tanh": (P.gelu_tanh, lambda: (_x(3, 5),), lambda x: F.gelu(x, approximate="tanh"),
-                  {}),
-    "hardswish": (P.hardswish, lambda: (_x(3, 5),), F.hardswish, {}),
-    "hardsigmoid": (P.hardsigmoid, lambda: (_x(3, 5),), F.hardsigmoid, {}),
-    "hardmish": (P.hardmish, lambda: (_x(3, 5),), lambda x: 0.5 * x * torch.clamp(x + 2, 0, 2),
-                 {}),
-    "swiglu": (P.swiglu, lambda: (_x(3, 4), _x(3, 4)), lambda a, b: F.silu(a) * b, {}),
-    "geglu": (P.geglu, lambda: (_x(3, 4), _x(3, 4)), lambda a, b: F.gelu(a) * b, {}),
-    "geglu_tanh": (lambda a, b: P.geglu(a, b, "tanh"), lambda: (_x(3, 4), _x(3, 4)),
-                   lambda a, b: F.gelu(a, approximate="tanh") * b, {}),
-    "clamp_masked": (P.clamp_masked, lambda: (_x(3, 5), -1.0, 1.5), torch.clamp, {}),
-    "clamp_masked_block": (lambda x, lo, hi: P.clamp_masked(x, lo, hi, boundary="block"),
-                           lambda: (_x(3, 5), -1.0, 1.5), lambda x, lo, hi: F.hardtanh(x, lo, hi),
-                           {}),
-    "round_ste": (P.round_ste, lambda: (_x(3, 5),),
-                  lambda x: x + (torch.round(x) - x).detach(), _STE),
-    "sign_ste": (P.sign_ste, lambda: (_x(3, 5, low=-2, high=2),),
-                 lambda x: x.clamp(-1, 1) + (torch.sign(x) - x.clamp(-1, 1)).detach(), _STE),
-    "fake_quant_ste": (P.fake_quant_ste,
-                       lambda: (torch.tensor(_rng.uniform(-15, 15, (4, 6)), dtype=torch.float32,
-                                             requires_grad=True), 0.1, 3, -128, 127),
-                       _fq_reference, {**_STE, "torch_func": "the reference has no vmap rule"}),
-    "grad_reverse": (P.grad_reverse, lambda: (_x(3, 5), 0.7),
-                     lambda x, a: (-a * x) + ((1 + a) * x).detach(), _GRL),
-    "grad_scale": (P.grad_scale, lambda: (_x(3, 5), 0.3),
-                   lambda x, s: x * s + (x * (1 - s)).detach(), _GRL),
-    "quantize": (P.quantize, lambda: (_x(10), 4), None, _STE),
-}
+# (the parity cases of this file: ext.testing.cases.PACK, which `python -m ext parity` runs too)
+CASES = {name: case for name, case in PACK.items() if case.group == "pack"}
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_op_passes_the_parity_checklist(name):
     # (`make test-compile` runs this with torch's inductor backend in place of aot_eager)
-    fn, make, reference, skip = CASES[name]
-    assert_parity(fn, *make(), reference=reference, skip=skip,
-                  compile_backend=os.environ.get("EXT_COMPILE_BACKEND", "aot_eager"))
+    report = CASES[name].check(compile_backend=os.environ.get("EXT_COMPILE_BACKEND", "aot_eager"))
+    assert report.ok, str(report)
 
 
-def test_every_pack_op_has_a_parity_case():
-    # (the cases of this file and of the other pack files, tests/test_pack_*.py; a case is
-    # named after its op, with a suffix for a variant: "geglu_tanh")
-
-    names = set(CASES)
-    for path in Path(__file__).parent.glob("test_pack_*.py"):
-        names |= set(getattr(importlib.import_module(path.stem), "CASES", ()))
-    missing = [op for op in P.dropin.FUNCTIONS
-               if not any(n == op or n.startswith(op + "_") for n in names)]
-    assert not missing
+def test_every_op_of_the_registry_has_a_parity_case():
+    # (the pack's in ext.testing.cases.PACK, tests in this file and tests/test_pack_*.py; the
+    # built-ins' in BUILTINS, one case or more per declared overload)
+    covered = {case.op for case in op_cases()}
+    assert {op.name if not op.pack else f"pack.{op.name}" for op in _op.registry()} <= covered
+    assert {f"seed.{name}" for name in ("Exp", "AddMul", "Softmax", "Quantize")} <= covered
+    assert len({case.name for case in op_cases()}) == len(op_cases())
 
 
 # ---------------------------------------------------------------------------------- edge points
@@ -144,7 +103,7 @@ def test_fake_quant_masks_on_the_rounded_value_as_torch():
     points = [-12.85, 12.75, 12.7, -12.9]
     args = (0.1, 0, -128, 127)
     assert _grad(lambda x: P.fake_quant_ste(x, *args), points, torch.float32) == \
-        _grad(lambda x: _fq_reference(x, *args), points, torch.float32)
+        _grad(lambda x: fq_reference(x, *args), points, torch.float32)
     assert _grad(lambda x: P.fake_quant_ste(x, *args), points, torch.float32)[:2] == [1.0, 0.0]
 
 
@@ -183,8 +142,7 @@ def test_swiglu_of_the_two_halves_of_one_tensor():
                                   "hardmish", "swiglu", "geglu", "clamp_masked", "round_ste",
                                   "sign_ste", "grad_reverse", "grad_scale", "quantize"])
 def test_the_op_gives_the_same_on_the_mini_engine(name, T):
-    fn, make, _, _ = CASES[name]
-    args = make()
+    fn, args = CASES[name].fn, CASES[name].inputs()
     inputs = [T.tensor(a.detach().numpy(), requires_grad=True) if torch.is_tensor(a) else a
               for a in args]
     y = fn(*inputs)
@@ -213,14 +171,6 @@ def test_the_seed_functions_run_on_both_engines_with_their_names(T, cls, args, n
     assert all(i.grad is not None for i in inputs if hasattr(i, "grad"))
 
 
-def test_the_seed_softmax_and_exp_agree_with_torch():
-    x = _x(5)
-    assert_parity(P.Softmax, x, reference=lambda t: torch.softmax(t, 0))
-    assert_parity(P.Exp, x, reference=torch.exp)
-    assert_parity(P.AddMul, _x(3), _x(3), _x(3), reference=lambda a, b, c: (a + b) * c,
-                  skip={"saved_bytes": "the seed's formula saves x, y and z"})
-
-
 # ---------------------------------------------------------------------------------- other dtypes
 @pytest.mark.parametrize("name", ["silu", "mish", "gelu_tanh", "hardswish", "hardsigmoid",
                                   "hardmish", "swiglu", "geglu", "clamp_masked", "round_ste",
@@ -228,9 +178,9 @@ def test_the_seed_softmax_and_exp_agree_with_torch():
                                   "quantize"])
 @pytest.mark.parametrize("where", ["meta", torch.float16, torch.bfloat16])
 def test_the_op_runs_on_meta_and_half_tensors_directly(name, where):
-    fn, make, _, _ = CASES[name]
+    fn, inputs = CASES[name].fn, CASES[name].inputs()
     args = [a.detach().to(torch.float32).to("meta" if where == "meta" else where)
-            .requires_grad_() if torch.is_tensor(a) else a for a in make()]
+            .requires_grad_() if torch.is_tensor(a) else a for a in inputs]
     y = fn(*args)
     leaves = [a for a in args if torch.is_tensor(a)]
     grads = torch.autograd.grad(y, leaves, torch.ones_like(y))

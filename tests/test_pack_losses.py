@@ -11,7 +11,8 @@ import pytest
 
 import ext
 from ext import functions as P
-from ext.testing import assert_parity, saved_bytes
+from ext.testing import saved_bytes
+from ext.testing.cases import PACK, fused_case, lse_case
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -19,12 +20,6 @@ F = torch.nn.functional
 pytestmark = pytest.mark.ext_only
 
 _rng = np.random.default_rng(11)
-_ONCE = {"double_backward": "declared raises (once_differentiable): tested below",
-         "gradgradcheck": "declared raises (once_differentiable): tested below"}
-_LSE_SAVES = {"saved_bytes": "saves the logits and one float per row more than the reference "
-                             "(its log_softmax replaces the logits): the budget is pinned below"}
-
-
 def _t(*shape, dtype=torch.float64):
     return torch.tensor(_rng.standard_normal(shape), dtype=dtype, requires_grad=True)
 
@@ -36,49 +31,8 @@ def _target(n, classes, ignored=(), ignore_index=-100):
     return t
 
 
-def _lse_case(reduction="mean", smoothing=0.0, ignore_index=-100):
-    def fn(z, t):
-        return P.cross_entropy_lse(z, t, reduction=reduction, label_smoothing=smoothing,
-                                   ignore_index=ignore_index)
-
-    def ref(z, t):
-        return F.cross_entropy(z, t, reduction=reduction, label_smoothing=smoothing,
-                               ignore_index=ignore_index)
-    return fn, ref
-
-
-def _fused_case(reduction="mean", smoothing=0.0, chunk=3, bias=True):
-    def fn(x, w, t, *b):
-        return P.fused_linear_cross_entropy(x, w, t, *b, reduction=reduction,
-                                            label_smoothing=smoothing, chunk_size=chunk)
-
-    def ref(x, w, t, *b):
-        return F.cross_entropy(F.linear(x, w, *b), t, reduction=reduction,
-                               label_smoothing=smoothing)
-    return fn, ref
-
-
-# (op, inputs maker, reference, checks to skip with the reason)
-CASES = {
-    "cross_entropy_lse": (*_lse_case(), lambda: (_t(6, 9), _target(6, 9, (2,))),
-                          {**_ONCE, **_LSE_SAVES}),
-    "cross_entropy_lse_sum_smoothing": (*_lse_case("sum", 0.2), lambda: (_t(5, 7),
-                                                                         _target(5, 7, (0,))),
-                                        {**_ONCE, **_LSE_SAVES}),
-    "cross_entropy_lse_none_smoothing": (*_lse_case("none", 0.1, ignore_index=3),
-                                         lambda: (_t(6, 8), _target(6, 8, (1, 4), 3)),
-                                         {**_ONCE, **_LSE_SAVES}),
-    "fused_linear_cross_entropy": (*_fused_case(), lambda: (_t(7, 5), _t(11, 5),
-                                                            _target(7, 11, (2,)), _t(11)),
-                                   _ONCE),
-    "fused_linear_cross_entropy_sum_no_bias": (*_fused_case("sum", chunk=2),
-                                               lambda: (_t(5, 4), _t(6, 4), _target(5, 6)),
-                                               _ONCE),
-    "fused_linear_cross_entropy_none_smoothing": (*_fused_case("none", 0.1, chunk=4),
-                                                  lambda: (_t(9, 3), _t(8, 3),
-                                                           _target(9, 8, (0, 5)), _t(8)),
-                                                  _ONCE),
-}
+# (the parity cases of this file: ext.testing.cases.PACK, which `python -m ext parity` runs too)
+CASES = {name: case for name, case in PACK.items() if case.group == "losses"}
 
 
 # (vmap over every input batches the one-hot write, whose in-place form torch.func runs through
@@ -86,9 +40,8 @@ CASES = {
 @pytest.mark.filterwarnings("ignore:There is a performance drop:UserWarning")
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_loss_passes_the_parity_checklist(name):
-    fn, ref, make, skip = CASES[name]
-    assert_parity(fn, *make(), reference=ref, skip=skip,
-                  compile_backend=os.environ.get("EXT_COMPILE_BACKEND", "aot_eager"))
+    report = CASES[name].check(compile_backend=os.environ.get("EXT_COMPILE_BACKEND", "aot_eager"))
+    assert report.ok, str(report)
 
 
 def _grads(out, inputs, grad_out):
@@ -101,7 +54,7 @@ def _grads(out, inputs, grad_out):
 def test_fused_gives_every_reduction_with_a_non_uniform_grad_output(reduction, chunk, smoothing):
     # the per-row grad_output of 'none' reaches every row's share of dW and db, chunk by chunk
     x, w, b, t = _t(10, 4), _t(7, 4), _t(7), _target(10, 7, (3, 8))
-    fn, ref = _fused_case(reduction, smoothing, chunk)
+    fn, ref = fused_case(reduction, smoothing, chunk)
     out, want = fn(x, w, t, b), ref(x, w, t, b)
     torch.testing.assert_close(out, want, rtol=0, atol=1e-12)
     g = torch.tensor(_rng.uniform(-2.0, 3.0, tuple(out.shape)))
@@ -112,7 +65,7 @@ def test_fused_gives_every_reduction_with_a_non_uniform_grad_output(reduction, c
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_cross_entropy_lse_gives_every_reduction_with_a_non_uniform_grad_output(reduction):
     z, t = _t(8, 5), _target(8, 5, (0, 6))
-    fn, ref = _lse_case(reduction, 0.15)
+    fn, ref = lse_case(reduction, 0.15)
     out, want = fn(z, t), ref(z, t)
     g = torch.tensor(_rng.uniform(-2.0, 3.0, tuple(out.shape)))
     torch.testing.assert_close(_grads(out, z, g), _grads(want, z, g), rtol=0, atol=1e-12)
@@ -142,7 +95,7 @@ def test_n_equal_1_and_unbatched_inputs_as_torch():
     x, w, b = _t(1, 4), _t(6, 4), _t(6)
     t = _target(1, 6)
     for reduction in ("mean", "none"):
-        fn, ref = _fused_case(reduction)
+        fn, ref = fused_case(reduction)
         torch.testing.assert_close(fn(x, w, t, b), ref(x, w, t, b))
         # (H,) with a 0-d target: F.linear gives (V,), F.cross_entropy a 0-d loss
         xs, ts = x[0].detach().requires_grad_(), t[0]
@@ -151,7 +104,7 @@ def test_n_equal_1_and_unbatched_inputs_as_torch():
         torch.testing.assert_close(_grads(out, (xs, w), torch.tensor(0.7, dtype=torch.float64)),
                                    _grads(want, (xs, w), torch.tensor(0.7, dtype=torch.float64)))
         z = _t(6)
-        lse, native = _lse_case(reduction)
+        lse, native = lse_case(reduction)
         assert lse(z, ts).shape == native(z, ts).shape == ()
         torch.testing.assert_close(_grads(lse(z, ts), z, torch.tensor(1.3, dtype=torch.float64)),
                                    _grads(native(z, ts), z,
@@ -202,8 +155,7 @@ def test_the_dtype_is_kept_through_forward_and_backward(dtype):
 
 @pytest.mark.parametrize("op", ["cross_entropy_lse", "fused_linear_cross_entropy"])
 def test_float64_stays_float64_under_autocast_as_torchs_cross_entropy(op):
-    fn, ref, make, _ = CASES[op]
-    args = make()
+    fn, ref, args = CASES[op].fn, CASES[op].reference, CASES[op].inputs()
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out, want = fn(*args), ref(*args)
     assert out.dtype == want.dtype == torch.float64
@@ -217,10 +169,9 @@ def test_float64_stays_float64_under_autocast_as_torchs_cross_entropy(op):
 @pytest.mark.parametrize("op", ["cross_entropy_lse", "fused_linear_cross_entropy"])
 @pytest.mark.parametrize("where", ["meta", torch.float16, torch.bfloat16])
 def test_the_loss_runs_on_meta_and_half_tensors_directly(op, where):
-    _, _, make, _ = CASES[op]
     args = [a.detach().to(torch.float32).to("meta" if where == "meta" else where)
             .requires_grad_() if torch.is_tensor(a) and a.is_floating_point() else
-            (a.to("meta") if where == "meta" else a) for a in make()]
+            (a.to("meta") if where == "meta" else a) for a in CASES[op].inputs()]
     y = getattr(P, op)(*args)
     leaves = [a for a in args if torch.is_tensor(a) and a.is_floating_point()]
     grads = torch.autograd.grad(y, leaves, torch.ones_like(y))
@@ -257,8 +208,8 @@ def test_cross_entropy_lse_saves_its_logits_and_a_logsumexp_per_row():
 # ---------------------------------------------------------------------------------- double backward
 @pytest.mark.parametrize("op", ["cross_entropy_lse", "fused_linear_cross_entropy"])
 def test_differentiating_the_gradient_raises_once_differentiable(T, op):
-    _, _, make, _ = CASES[op]
-    args = [T.tensor(a.detach().numpy(), requires_grad=a.requires_grad) for a in make()]
+    args = [T.tensor(a.detach().numpy(), requires_grad=a.requires_grad)
+            for a in CASES[op].inputs()]
     out = getattr(P, op)(*args)
     g = T.ones_like(out, requires_grad=True)
     grads = T.autograd.grad(out, args[0], g, create_graph=True)
@@ -269,8 +220,7 @@ def test_differentiating_the_gradient_raises_once_differentiable(T, op):
 # ---------------------------------------------------------------------------------- both engines
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_loss_gives_the_same_on_the_mini_engine(name, T):
-    fn, _, make, _ = CASES[name]
-    args = make()
+    fn, args = CASES[name].fn, CASES[name].inputs()
     inputs = [T.tensor(a.detach().numpy(), requires_grad=a.requires_grad) for a in args]
     y = fn(*inputs)
     leaves = [i for i in inputs if i.requires_grad]

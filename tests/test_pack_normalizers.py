@@ -13,9 +13,17 @@ import pytest
 
 import ext
 from ext import functions as P
-from ext.testing import assert_parity
+from ext.testing.cases import (
+    MASK,
+    PACK,
+    entmax15_reference,
+    log1mexp_reference,
+    masked_reference,
+    sparsemax_reference,
+)
 
 torch = pytest.importorskip("torch")
+
 F = torch.nn.functional
 
 pytestmark = pytest.mark.ext_only
@@ -29,35 +37,8 @@ def _x(*shape, low=-2.0, high=2.0):
     return torch.tensor(_rng.uniform(low, high, shape), requires_grad=True)
 
 
-# ---------------------------------------------------------------------------------- references
-def _ranks(x, dim):
-    """1, 2, ..., n along dim, shaped to broadcast against x."""
-    shape = [1] * x.dim()
-    shape[dim] = x.shape[dim]
-    return torch.arange(1, x.shape[dim] + 1, dtype=x.dtype).view(shape)
-
-
-def sparsemax_reference(x, dim=-1):
-    """Sort, cumsum, support, threshold, clamp: every step differentiable."""
-    zs = torch.sort(x, dim, descending=True).values
-    cs = zs.cumsum(dim)
-    size = (1 + _ranks(x, dim) * zs > cs).sum(dim, keepdim=True)
-    tau = (cs.gather(dim, size - 1) - 1) / size
-    return torch.clamp(x - tau, min=0)
-
-
-def entmax15_reference(x, dim=-1):
-    """The closed-form threshold of 1.5-entmax (sorted prefix means and variances)."""
-    x = x / 2
-    x = x - x.amax(dim, keepdim=True)
-    zs = torch.sort(x, dim, descending=True).values
-    rho = _ranks(x, dim)
-    mean = zs.cumsum(dim) / rho
-    mean_sq = (zs ** 2).cumsum(dim) / rho
-    delta = (1 - rho * (mean_sq - mean ** 2)) / rho
-    tau = mean - torch.sqrt(torch.clamp(delta, min=0))
-    size = (tau <= zs).sum(dim, keepdim=True)
-    return torch.clamp(x - tau.gather(dim, size - 1), min=0) ** 2
+# (the parity cases of this file: ext.testing.cases.PACK, which `python -m ext parity` runs too)
+CASES = {name: case for name, case in PACK.items() if case.group == "normalizers"}
 
 
 def bisection(x, power, dim=-1, steps=200):
@@ -74,58 +55,12 @@ def bisection(x, power, dim=-1, steps=200):
     return torch.clamp(z - lo, min=0).pow(power).movedim(-1, dim)
 
 
-def log1mexp_reference(x):
-    return torch.where(x > -math.log(2), torch.log(-torch.expm1(x)), torch.log1p(-torch.exp(x)))
-
-
-_MASK = torch.tensor(_rng.uniform(size=(3, 5)) > 0.3)
-_MASK[1] = False  # a fully masked row
-_ROW_MASK = torch.tensor([True, False, True, True, False])  # broadcast over rows
-
-
-def _masked_reference(mask, dim=-1):
-    return lambda x: torch._safe_softmax(x.masked_fill(~mask, -INF), dim)
-
-
-def _negative(*shape):
-    return torch.tensor(-_rng.uniform(1e-3, 5.0, shape), requires_grad=True)
-
-
-# (op, inputs maker, reference, checks to skip with the reason)
-CASES = {
-    "sparsemax": (P.sparsemax, lambda: (_x(3, 6),), sparsemax_reference, {}),
-    "sparsemax_dim": (lambda x: P.sparsemax(x, 1), lambda: (_x(2, 5, 3),),
-                      lambda x: sparsemax_reference(x, 1), {}),
-    "entmax15": (P.entmax15, lambda: (_x(3, 6),), entmax15_reference, {}),
-    "entmax15_dim": (lambda x: P.entmax15(x, 0), lambda: (_x(5, 3),),
-                     lambda x: entmax15_reference(x, 0), {}),
-    "safe_softmax": (P.safe_softmax, lambda: (_x(3, 5),), lambda x: torch.softmax(x, -1), {}),
-    "safe_softmax_mask": (lambda x: P.safe_softmax(x, _MASK), lambda: (_x(3, 5),),
-                          _masked_reference(_MASK),
-                          {"mini_engine": "the mask is a torch tensor (the mask on the "
-                                          "mini-engine: test_masked_safe_softmax_...)"}),
-    "safe_softmax_dim": (lambda x: P.safe_softmax(x, _ROW_MASK, 0), lambda: (_x(5, 5),),
-                         _masked_reference(_ROW_MASK, 0),
-                         {"mini_engine": "the mask is a torch tensor"}),
-    "rms_norm": (P.rms_norm, lambda: (_x(3, 5), _x(5)),
-                 lambda x, w: F.rms_norm(x, (5,), w, 1e-6), {}),
-    "rms_norm_no_weight": (lambda x: P.rms_norm(x, eps=1e-3), lambda: (_x(2, 3, 4),),
-                           lambda x: F.rms_norm(x, (4,), None, 1e-3), {}),
-    "safe_logsumexp": (lambda x: P.safe_logsumexp(x, 1), lambda: (_x(3, 5),),
-                       lambda x: torch.logsumexp(x, 1), {}),
-    "safe_logsumexp_dims": (lambda x: P.safe_logsumexp(x, (0, -1), keepdim=True),
-                            lambda: (_x(3, 4, 5),),
-                            lambda x: torch.logsumexp(x, (0, -1), keepdim=True), {}),
-    "log1mexp": (P.log1mexp, lambda: (_negative(3, 5),), log1mexp_reference, {}),
-}
-
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_op_passes_the_parity_checklist(name):
     # (`make test-compile` runs this with torch's inductor backend in place of aot_eager)
-    fn, make, reference, skip = CASES[name]
-    assert_parity(fn, *make(), reference=reference, skip=skip,
-                  compile_backend=os.environ.get("EXT_COMPILE_BACKEND", "aot_eager"))
+    report = CASES[name].check(compile_backend=os.environ.get("EXT_COMPILE_BACKEND", "aot_eager"))
+    assert report.ok, str(report)
 
 
 def test_every_op_of_this_half_is_registered_and_has_a_parity_case():
@@ -265,7 +200,7 @@ def test_safe_softmax_on_a_fully_masked_row_gives_zeros_and_zero_gradient():
     mask = torch.tensor([[True, False, True], [False, False, False]])
     y, g = _run(lambda x: P.safe_softmax(x, mask), [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]])
     assert y[1].tolist() == [0.0] * 3 and g[1].tolist() == [0.0] * 3
-    ry, rg = _run(_masked_reference(mask), [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]])
+    ry, rg = _run(masked_reference(mask), [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]])
     torch.testing.assert_close(y, ry)
     torch.testing.assert_close(g, rg)
     # the composite softmax(masked_fill(-inf)) gives nan on that row
@@ -279,7 +214,7 @@ def test_safe_softmax_broadcasts_its_mask(shape):
     values = _rng.normal(0, 1, (2, 4, 5)).tolist()
     mask = torch.tensor(_rng.uniform(size=shape) > 0.4)
     y, g = _run(lambda x: P.safe_softmax(x, mask), values)
-    ry, rg = _run(_masked_reference(mask.expand(2, 4, 5)), values)
+    ry, rg = _run(masked_reference(mask.expand(2, 4, 5)), values)
     torch.testing.assert_close(y, ry)
     torch.testing.assert_close(g, rg)
 
@@ -447,7 +382,7 @@ def test_the_node_is_named_after_the_function_on_both_engines(T, cls):
 # ---------------------------------------------------------------------------------- other dtypes
 _DTYPE_CASES = {
     "sparsemax": (P.sparsemax, [(3, 5)]), "entmax15": (P.entmax15, [(3, 5)]),
-    "safe_softmax": (lambda x: P.safe_softmax(x, _MASK.to(x.device)), [(3, 5)]),
+    "safe_softmax": (lambda x: P.safe_softmax(x, MASK.to(x.device)), [(3, 5)]),
     "rms_norm": (P.rms_norm, [(3, 5), (5,)]),
     "safe_logsumexp": (lambda x: P.safe_logsumexp(x, -1), [(3, 5)]),
     "log1mexp": (P.log1mexp, [(3, 5)]),

@@ -66,7 +66,7 @@ def apply(fn: type, args: tuple, kwargs: dict) -> Any:
         args = _bind(fn, args, kwargs)
     if _functorch_active():
         if getattr(fn, "node_name", None) and hasattr(fn, "tangents"):  # a declared built-in
-            return to_torch(fn).apply(*args)
+            return to_torch(fn, "jvp").apply(*args)
         out = to_torch(fn, "func").apply(*args)
         if _separate(fn):
             return out
@@ -168,15 +168,23 @@ def _make(fn: type, flavour: str) -> type:
 def _make_builtin(ov: type, flavour: str) -> type:
     """A declared built-in overload as a torch.autograd.Function: its forward is the op on torch
     tensors (its Tensor method, or the aten op), its saves and backward are the declaration's, its
-    non-differentiable outputs are marked, and its forward-mode rule answers ``jvp``. It is
-    already written as forward + setup_context, so one class serves every flavour."""
+    non-differentiable outputs are marked, and its forward-mode rule answers ``jvp`` in the
+    ``"jvp"`` flavour (which torch.func's transforms use too: the declaration is already written as
+    forward + setup_context); the default flavour has no ``jvp``, which torch.compile cannot
+    trace."""
     forward, save = ov.forward, ov.setup_context
     multi = len(ov.outputs) > 1 or ov.returns_list
     n_args = len(ov.args)
 
     def run(*args):
         out = forward(*args)
-        return tuple(out) if isinstance(out, list) else out  # (torch wants a tuple)
+        if isinstance(out, list):
+            out = tuple(out)  # (torch wants a tuple)
+        # (an op that may return its input as it is, as ``to`` of the same dtype, returns a view
+        # of it here: torch lets a Function save no input that it returns as it is)
+        if isinstance(out, tuple):
+            return tuple(_not_an_input(o, args) for o in out)
+        return _not_an_input(out, args)
 
     def setup_context(ctx, inputs, output):
         # (through a recording ctx: torch's saves tensors only, and a declaration may save a
@@ -198,7 +206,9 @@ def _make_builtin(ov: type, flavour: str) -> type:
         ctx._ext_plain = tuple(None if i in where else a for i, a in enumerate(inputs))
 
     def backward(ctx, *grads):
-        return ov.backward(_Saved(ctx), *grads)
+        # (torch's ctx as it is, unless a number was saved: a plain ctx is what torch.compile
+        # traces best)
+        return ov.backward(_Saved(ctx) if ctx._ext_numbers else ctx, *grads)
 
     def jvp(ctx, *tangents):
         values = ctx.saved_tensors
@@ -216,10 +226,31 @@ def _make_builtin(ov: type, flavour: str) -> type:
 
     namespace = {"forward": staticmethod(run),
                  "setup_context": staticmethod(setup_context),
-                 "backward": staticmethod(backward), "jvp": staticmethod(jvp),
+                 "backward": staticmethod(backward),
                  "generate_vmap_rule": True, "__module__": ov.__module__,
                  "__qualname__": ov.__qualname__, "__doc__": ov.__doc__, "_ext_function": ov}
-    return type(ov.__name__, (torch.autograd.Function,), namespace)
+    if flavour != "default":
+        namespace["jvp"] = staticmethod(jvp)
+    made = type(ov.__name__, (torch.autograd.Function,), namespace)
+    if ov.autocast == "lower_precision_fp":
+        plain_apply = made.apply
+
+        def apply(*args):
+            # (as torch's autocast does before the op's node: the node saves the cast inputs)
+            if torch.is_autocast_enabled("cpu"):
+                dtype = torch.get_autocast_dtype("cpu")
+                args = tuple(a.to(dtype) if isinstance(a, torch.Tensor) and a.is_floating_point()
+                             and a.dtype != torch.float64 else a for a in args)
+            return plain_apply(*args)
+
+        made.apply = staticmethod(apply)
+    return made
+
+
+def _not_an_input(out, args: tuple):
+    if isinstance(out, torch.Tensor) and any(out is a for a in args):
+        return out.view_as(out)
+    return out
 
 
 class _Saved:
@@ -240,6 +271,8 @@ class _Saved:
         return tuple(numbers.get(i, v) for i, v in enumerate(saved))
 
     def __getattr__(self, name: str):
+        if name == "_ctx":  # (not yet set: an object made without __init__, as a tracer does)
+            raise AttributeError(name)
         return getattr(self._ctx, name)
 
 

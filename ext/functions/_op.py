@@ -106,7 +106,10 @@ class Overload(BuiltinFunction):
     - ``forward_attrs``: what an explicit ``jvp`` reads besides the saves, by name as
       ``saved_attrs`` (torch's ``ctx.save_for_forward``), set on the forward rule's ctx only;
     - ``double_backward``: whether backward is itself differentiable (the contract the bridge
-      and ext.testing read).
+      and ext.testing read);
+    - ``autocast``: torch's CPU autocast policy for the op: ``"lower_precision_fp"`` (mm's: under
+      autocast its floating inputs are cast to the autocast dtype before the node sees them, so
+      that it saves the cast ones) or ``""`` (none: it runs in its inputs' dtype).
     """
 
     args: tuple = ("self",)
@@ -122,6 +125,7 @@ class Overload(BuiltinFunction):
     forward_attrs: tuple = ()
     saved_for: dict = {}
     double_backward = True
+    autocast = ""
     # Filled in when the class is made: where each saved value comes from.
     _save_from: tuple = ()
     _attr_from: tuple = ()
@@ -489,6 +493,7 @@ class Op:
             "forward_rule": _rule_kind(ov.jvp),
             "double_backward": ov.double_backward,
             "outputs": tuple(ov.outputs),
+            "autocast": ov.autocast or "none",
         } for ov in self.overloads}
 
 

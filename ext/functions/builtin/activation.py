@@ -305,6 +305,7 @@ class Addmm(Overload):
     """beta * bias + alpha * (mat1 @ mat2): the matrices' gradients are those of mm."""
 
     node_name = "AddmmBackward0"
+    autocast = "lower_precision_fp"  # (torch casts its inputs under CPU autocast)
     args = ("self", "mat1", "mat2", "beta", "alpha")
     saved_fields = ("mat1", "mat2")
     saved_attrs = ("alpha", "beta", "mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes",

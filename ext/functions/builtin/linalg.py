@@ -41,6 +41,7 @@ class Mm(Overload):
     """A @ B for matrices: dA = grad @ Bᵀ, dB = Aᵀ @ grad."""
 
     node_name = "MmBackward0"
+    autocast = "lower_precision_fp"  # (torch casts its inputs under CPU autocast)
     args = ("self", "mat2")
     saved_fields = ("self", "mat2")
     saved_attrs = ("self_sym_sizes", "self_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")
@@ -128,6 +129,7 @@ class Bmm(Overload):
     """A @ B for batches of matrices: dA = grad @ Bᵀ, dB = Aᵀ @ grad, batch by batch."""
 
     node_name = "BmmBackward0"
+    autocast = "lower_precision_fp"  # (torch casts its inputs under CPU autocast)
     args = ("self", "mat2")
     saved_fields = ("self", "mat2")
     saved_for = {"self": "mat2", "mat2": "self"}

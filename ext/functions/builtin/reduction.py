@@ -347,8 +347,9 @@ class MaxAll(Overload):
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
         # torch's evenly_distribute_backward: zeros with grad / count written where x equals
-        # the result (where x is nan, when the result is nan).
-        mask = x.isnan() if result.isnan().item() else x == result
+        # the result (where x is nan, when the result is nan); no value read on the host, so
+        # that torch.compile traces it
+        mask = (x == result) | (x.isnan() & result.isnan())
         return grad.new_zeros(x.shape, dtype=x.dtype).masked_fill_(mask, grad / mask.sum())
 
     @staticmethod
