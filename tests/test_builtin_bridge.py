@@ -42,17 +42,6 @@ def _first(out):
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
-# Not yet matched (issue 10): native_layer_norm_backward's own derivatives, given the statistics
-# as constant arguments, differ between torch and ext's formula (which reads eps back from rstd).
-_OPEN = {"NativeLayerNormBackwardBackward0"}
-
-
-def _cases(test: str):
-    return [pytest.param(ov, a, id=i, marks=pytest.mark.xfail(
-        strict=True, reason=f"{ov.node_name}: {test} not yet matched")) if ov.node_name in _OPEN
-        else pytest.param(ov, a, id=i) for i, (ov, a) in zip(IDS, CASES)]
-
-
 def _ways(ov, args):
     """(name, module, inputs, output) for the mini-engine, torch-native and the bridge."""
     for name, T, run in (("ext", ext, ov.forward), ("torch", torch, ov.forward),
@@ -65,7 +54,7 @@ def _tensors(inputs):
     return [a for a in inputs if isinstance(a, (ext.Tensor, torch.Tensor)) and a.requires_grad]
 
 
-@pytest.mark.parametrize(("ov", "args"), _cases("double backward"))
+@pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
 def test_values_gradients_and_double_backward_agree_three_ways(ov, args):
     out_shape = tuple(_first(ov.forward(*_inputs(torch, args))).shape)
     grad = _rng.uniform(0.5, 1.5, out_shape)
@@ -139,7 +128,7 @@ def test_hooks_fire_in_the_same_order_three_ways(ov, args):
     assert sorted(orders["bridge"][3:]) == sorted(orders["ext"][3:])
 
 
-@pytest.mark.parametrize(("ov", "args"), _cases("forward AD"))
+@pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
 def test_the_declared_forward_rule_answers_torch_forward_ad_in_the_bridge(ov, args):
     import torch.autograd.forward_ad as fwAD
 
