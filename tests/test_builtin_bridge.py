@@ -30,17 +30,6 @@ def _first(out):
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
-# Not yet matched (issue 10): native_layer_norm_backward's own derivatives, given the statistics
-# as constant arguments, differ between torch and ext's formula (which reads eps back from rstd).
-_OPEN = {"NativeLayerNormBackwardBackward0"}
-
-
-def _cases(test: str):
-    return [pytest.param(ov, a, id=i, marks=pytest.mark.xfail(
-        strict=True, reason=f"{ov.node_name}: {test} not yet matched")) if ov.node_name in _OPEN
-        else pytest.param(ov, a, id=i) for i, (ov, a) in zip(IDS, CASES)]
-
-
 def _ways(ov, args):
     """(name, module, inputs, output) for the mini-engine, torch-native and the bridge."""
     for name, T, run in (("ext", ext, ov.forward), ("torch", torch, ov.forward),
@@ -56,10 +45,7 @@ def _tensors(inputs):
 _BUILTINS = op_cases("builtin")
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(c, id=c.name, marks=pytest.mark.xfail(
-        strict=True, reason=f"{c.name}: double backward not yet matched"))
-    if c.name.rsplit("-", 1)[0] in _OPEN else pytest.param(c, id=c.name) for c in _BUILTINS])
+@pytest.mark.parametrize("case", _BUILTINS, ids=[c.name for c in _BUILTINS])
 def test_every_builtin_passes_the_parity_checklist_three_ways(case):
     # (the bridge against torch-native, the mini-engine against the bridge, to 1e-10; an op
     # without an overload of its own, the mini-engine against torch)
@@ -118,7 +104,7 @@ def test_hooks_fire_in_the_same_order_three_ways(ov, args):
     assert sorted(orders["bridge"][3:]) == sorted(orders["ext"][3:])
 
 
-@pytest.mark.parametrize(("ov", "args"), _cases("forward AD"))
+@pytest.mark.parametrize(("ov", "args"), CASES, ids=IDS)
 def test_the_declared_forward_rule_answers_torch_forward_ad_in_the_bridge(ov, args):
     import torch.autograd.forward_ad as fwAD
 

@@ -576,28 +576,136 @@ def test_layer_norm_gradients_with_create_graph_require_grad_through_bias_alone(
     assert T.autograd.grad(gb.sum(), [b], allow_unused=True) == (None,)
 
 
+def _np_ln_backward(g, x, mean, rstd, w):
+    """native_layer_norm_backward over the last dim at the given statistics: (dx, dw, db)."""
+    xhat = (x - mean) * rstd
+    gw = g * w
+    dx = rstd * (gw - gw.mean(-1, keepdims=True) - xhat * (gw * xhat).mean(-1, keepdims=True))
+    return dx, (g * xhat).sum(0), g.sum(0)
+
+
+def _np_ln_double_backward(g, x, mean, rstd, w, ggx, ggw, ggb):
+    """torch's layer_norm_double_backward over the last dim: (d grad, d x, d weight). It
+    differentiates the first backward as if mean and rstd were x's statistics, whatever they
+    are."""
+    n = x.shape[-1]
+    xmu = x - mean
+
+    def s(a):
+        return a.sum(-1, keepdims=True)
+
+    def first(gl, scale):
+        return scale * rstd / n * (n * gl - s(gl) - xmu * rstd**2 * s(gl * xmu))
+
+    gxhat = g * w
+    dx = (xmu * rstd**3 * (s(ggx) * s(gxhat) / n - s(ggx * gxhat)
+                           + rstd**2 * s(gxhat * xmu) * s(ggx * xmu) * 3 / n) / n
+          + s(ggx * xmu) * rstd**3 / n * (s(gxhat) / n - gxhat)
+          + s(gxhat * xmu) * rstd**3 / n * (s(ggx) / n - ggx))
+    dx += (g * ggw * rstd - rstd * s(g * ggw) / n - xmu * rstd**3 * s(g * ggw * xmu) / n)
+    dw = (g * first(ggx, 1.0)).sum(0)
+    dg = first(ggx, w) + ggw * xmu * rstd + ggb
+    return dg, dx, dw
+
+
+def _central(f, arrays, k, direction, h=1e-6):
+    """The central difference of f(*arrays) along ``direction`` in argument k."""
+    plus, minus = list(arrays), list(arrays)
+    plus[k], minus[k] = arrays[k] + h * direction, arrays[k] - h * direction
+    return [(p - m) / (2 * h) for p, m in zip(f(*plus), f(*minus))]
+
+
+def test_native_layer_norm_backward_at_constant_statistics_differentiates_torch_formula(T, rng):
+    # Statistics that are not x's: the first backward reads them as given, its backward
+    # differentiates as if they were x's (held constant), its forward rule recomputes x's mean
+    # and reads eps back from rstd.
+    G, X, W, B = (rng.normal(size=s) for s in ((3, 4), (3, 4), 4, 4))
+    mean = X.mean(-1, keepdims=True) + rng.normal(size=(3, 1)) * 0.3
+    var = X.var(-1, keepdims=True)
+    rstd = 1 / np.sqrt(var + 1e-5) * rng.uniform(0.5, 2.0, (3, 1))
+    gg = [rng.normal(size=s) for s in ((3, 4), 4, 4)]
+    cs = [rng.normal(size=s) for s in ((3, 4), (3, 4), 4)]
+    g, x, w = (leaf(T, a) for a in (G, X, W))
+    op = T.ops.aten.native_layer_norm_backward
+    outs = op(g, x, [4], T.tensor(mean), T.tensor(rstd), w, leaf(T, B), [True, True, True])
+    for got, want in zip(outs, _np_ln_backward(G, X, mean, rstd, W)):
+        np.testing.assert_allclose(to_np(got), want, rtol=1e-12, atol=1e-12)
+    firsts = T.autograd.grad(sum((o * T.tensor(a)).sum() for o, a in zip(outs, gg)), [g, x, w],
+                             create_graph=True)
+    for got, want in zip(firsts, _np_ln_double_backward(G, X, mean, rstd, W, *gg)):
+        np.testing.assert_allclose(to_np(got), want, rtol=1e-12, atol=1e-12)
+    seconds = T.autograd.grad(sum((f * T.tensor(c)).sum() for f, c in zip(firsts, cs)),
+                              [g, x, w])
+    # (the statistics stay constant: the derivatives of the formula above in grad, x, weight)
+    for k, got in enumerate(seconds):
+        for i in np.ndindex(got.shape):
+            e = np.zeros(got.shape)
+            e[i] = 1.0
+            diff = _central(lambda *a: _np_ln_double_backward(*a[:2], mean, rstd, a[2], *gg),
+                            (G, X, W), k, e)
+            np.testing.assert_allclose(to_np(got)[i], sum((d * c).sum() for d, c in
+                                                          zip(diff, cs)), rtol=1e-6, atol=1e-8)
+    # forward mode: the first backward at x's own mean and the eps that rstd implies
+    eps = rstd**-2 - var
+    tangents = [rng.normal(size=s) for s in ((3, 4), (3, 4), 4)]
+
+    def recomputed(G, X, W):
+        m = X.mean(-1, keepdims=True)
+        return _np_ln_backward(G, X, m, 1 / np.sqrt(((X - m) ** 2).mean(-1, keepdims=True)
+                                                   + eps), W)
+
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        duals = [fw.make_dual(T.tensor(a), T.tensor(t)) for a, t in zip((G, X, W), tangents)]
+        outs = op(*duals[:2], [4], T.tensor(mean), T.tensor(rstd), duals[2], T.tensor(B),
+                  [True, True, True])
+        got = [to_np(fw.unpack_dual(o).tangent) for o in outs]
+    want = [sum(parts) for parts in zip(*(_central(recomputed, (G, X, W), k, t)
+                                          for k, t in enumerate(tangents)))]
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+
+
+def test_native_layer_norm_backward_refuses_a_gradient_of_a_missing_parameter(T, rng):
+    g, x = T.tensor(rng.normal(size=(2, 3))), T.tensor(rng.normal(size=(2, 3)))
+    _, mean, rstd = T.ops.aten.native_layer_norm(x, [3], None, None, 1e-5)
+    w = T.tensor(rng.normal(size=3))
+    for weight, bias, mask in ((None, w, [True, True, False]), (w, None, [False, False, True])):
+        with pytest.raises(RuntimeError, match="tensor does not have a device"):
+            T.ops.aten.native_layer_norm_backward(g, x, [3], mean, rstd, weight, bias, mask)
+
+
+def test_native_layer_norm_backward_without_a_weight_drops_the_bias_gradient_gradient(T, rng):
+    # torch's formula reads the bias's gradient in the weight's shape: without a weight, it
+    # reaches nothing alone, and fails beside the input's
+    g = leaf(T, rng.normal(size=(2, 3)))
+    x = leaf(T, rng.normal(size=(2, 3)))
+    _, mean, rstd = T.ops.aten.native_layer_norm(x.detach(), [3], None, None, 1e-5)
+    gx, _, gb = T.ops.aten.native_layer_norm_backward(g, x, [3], mean, rstd, None,
+                                                     leaf(T, rng.normal(size=3)),
+                                                     [True, False, True])
+    assert T.autograd.grad(gb.sum(), [g, x], retain_graph=True, allow_unused=True) == \
+        (None, None)
+    for inputs in ([g, x], [x]):
+        with pytest.raises(RuntimeError, match="Expected a proper Tensor but got None"):
+            T.autograd.grad(gx.sum() + gb.sum(), inputs, retain_graph=True)
+
+
 @pytest.mark.ext_only
-def test_layer_norm_third_derivative_matches_finite_differences(rng):
-    """torch 2.13's third derivative of layer_norm differs from finite differences; ext's
-    (a composite recomputed at every order) agrees with them."""
+def test_layer_norm_third_derivative_is_torch_s(rng):
+    """layer_norm's second-order gradients come from torch's formula at the saved statistics,
+    constants of the graph it builds: its third derivative is that formula's at fixed
+    statistics (not layer_norm's own, which finite differences give), as torch's."""
     import ext
 
+    torch = pytest.importorskip("torch")
     base = rng.normal(size=(2, 3))
-
-    def second(X):
-        rs = np.random.default_rng(1)
-        (x, w), (gx, gw, _) = _layer_norm_grads_at(ext, rs, X)
-        h = ext.autograd.grad((gx ** 2).sum() + (gw ** 3).sum(), [x, w], create_graph=True)
-        return x, (h[0] ** 2).sum() + h[1].sum()
-
-    x, f = second(base)
-    (third,) = ext.autograd.grad(f, [x])
-    numeric = np.zeros_like(base)
-    for i in np.ndindex(base.shape):
-        e = np.zeros_like(base)
-        e[i] = 1e-6
-        numeric[i] = (second(base + e)[1].item() - second(base - e)[1].item()) / 2e-6
-    np.testing.assert_allclose(third.numpy(), numeric, rtol=1e-5)
+    thirds = []
+    for T in (ext, torch):
+        (x, w), (gx, gw, _) = _layer_norm_grads_at(T, np.random.default_rng(1), base)
+        h = T.autograd.grad((gx ** 2).sum() + (gw ** 3).sum(), [x, w], create_graph=True)
+        thirds.append(to_np(T.autograd.grad((h[0] ** 2).sum() + h[1].sum(), [x])[0]))
+    np.testing.assert_allclose(thirds[0], thirds[1], rtol=1e-10)
 
 
 def _layer_norm_grads_at(T, rng, X):

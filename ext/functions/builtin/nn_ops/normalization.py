@@ -3,6 +3,8 @@ reciprocal standard deviation (``result1``, ``result2``)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...._tensor import Tensor
@@ -19,18 +21,18 @@ def _norm_dims(ndim: int, normalized_shape: tuple) -> tuple:
 
 
 def _normalized(x, dims: tuple, eps):
-    """xhat = (x - mean) * rstd over ``dims``, and rstd, in tensor ops: a backward that builds
-    a graph recomputes them from x rather than reading the saved (constant) statistics."""
+    """xhat = (x - mean) * rstd over ``dims``, and rstd, in tensor ops: the statistics
+    recomputed from x, so that the tangents of x reach them."""
     centered = x - x.mean(dims, keepdim=True)
     rstd = ((centered * centered).mean(dims, keepdim=True) + eps).rsqrt()
     return centered * rstd, rstd
 
 
 def _eps_of(x, rstd, dims: tuple):
-    """What, added to the variance of ``x`` over ``dims``, gives the saved ``rstd`` (eps, up to
-    rounding): the statistics recomputed with it are the saved ones, as functions of x."""
+    """What, added to the variance of ``x`` over ``dims``, gives ``rstd`` (eps, up to
+    rounding), as torch's decomposition reads it back."""
     centered = x - x.mean(dims, keepdim=True)
-    return rstd.pow(-2) - (centered * centered).mean(dims, keepdim=True)
+    return (1 / rstd).pow(2) - (centered * centered).mean(dims, keepdim=True)
 
 
 def _sum_to_param(t, batch: tuple):
@@ -84,27 +86,127 @@ class NativeLayerNorm(Overload):
         return result
 
 
-def _composite_backward(grad, x, weight, bias, dims: tuple, eps, needs: tuple) -> tuple:
-    """layer_norm's gradients (x, None, weight, bias) in tensor ops, recomputing the statistics
-    from x so that they can be differentiated again."""
-    batch = tuple(range(dims[0]))
-    xhat, rstd = _normalized(x, dims, eps)
-    gx = gw = gb = None
+def _plus(*terms):
+    """The sum of the terms that are given (None for an absent term; None when all are)."""
+    total = None
+    for t in terms:
+        if t is not None:
+            total = t if total is None else total + t
+    return total
+
+
+def _layer_norm_double_backward(x_in, weight, ggx, ggw, ggb, grad_in, mean_in, rstd_in,
+                                normalized_shape: tuple, needs: tuple) -> tuple:
+    """torch's ``layer_norm_double_backward``, in tensor ops: the derivatives of layer_norm's
+    input gradient (and of its weight and bias gradients) with respect to the input, the
+    weight and the incoming gradient, for the outputs' gradients ``ggx``, ``ggw``, ``ggb``
+    (None where absent). It differentiates the first backward's formula as if ``mean`` and
+    ``rstd`` were the input's statistics (the variance's derivative taken as 2 (x - mean) / N),
+    and treats the given ``mean`` and ``rstd`` as constants: what it builds with create_graph
+    does not reach them. ``needs``: whether the gradients of (grad, x, weight) are wanted."""
+    if weight is None and ggb is not None and ggx is not None:
+        # torch's formula shapes the bias's gradient only beside a weight: without one, that
+        # term is missing, which alone gives no gradient and beside the input's term fails
+        raise RuntimeError("Expected a proper Tensor but got None (or an undefined Tensor in "
+                           "C++) for argument #1 'other'")
+    axis = x_in.dim() - len(normalized_shape)
+    m = math.prod(x_in.shape[:axis])
+    n = math.prod(x_in.shape[axis:])
+    x = x_in.reshape(m, n)
+    grad = grad_in.reshape(m, n)
+    xmu = x - mean_in.reshape(m, 1)
+    rstd = rstd_in.reshape(m, 1)
+    rstd2 = rstd.pow(2)
+    rstd3 = rstd.pow(3)
+    gamma = None if weight is None else weight.reshape(1, n)
+    if ggx is not None:
+        ggx = ggx.reshape(m, n)
+    if gamma is None or ggw is None:
+        ggw = None
+    else:
+        ggw = ggw.reshape(1, n)
+    xmu_rstd3 = xmu * rstd3
+
+    dx = None
+    if needs[1] and ggx is not None:
+        gxhat = grad if gamma is None else grad * gamma
+        gxhat_mu_sum = (gxhat * xmu).sum(1, True)
+        gxhat_sum = gxhat.sum(1, True)
+        ggx_sum = ggx.sum(1, True)
+        ggx_mu_sum = (ggx * xmu).sum(1, True)
+        # (3 / N as a number: an empty row of a float division by zero)
+        all_sub = (ggx_sum * gxhat_sum / n - (ggx * gxhat).sum(1, True)
+                   + rstd2 * gxhat_mu_sum * ggx_mu_sum * (3.0 / n if n else math.inf))
+        dx = (xmu_rstd3 * all_sub / n
+              + ggx_mu_sum * rstd3 / n * (gxhat_sum / n - gxhat)
+              + gxhat_mu_sum * rstd3 / n * (ggx_sum / n - ggx))
+    if needs[1] and ggw is not None:
+        g_ggw = grad * ggw
+        dx = _plus(dx, g_ggw * rstd + rstd * g_ggw.sum(1, True) / -n
+                   + xmu_rstd3 * (g_ggw * xmu).sum(1, True) / -n)
+
+    def first_backward(g, scale):
+        # the first backward's input gradient for g (``scale``: the weight, or None for 1)
+        h0 = (rstd if scale is None else scale * rstd) / n
+        return h0 * (n * g - g.sum(1, True) - xmu * rstd2 * (g * xmu).sum(1, True))
+
+    dw = None
+    if needs[2] and gamma is not None and ggx is not None:
+        dw = (grad * first_backward(ggx, None)).sum(0).reshape_as(weight)
+    dgrad = None
     if needs[0]:
-        g = grad if weight is None else grad * weight
-        gx = (g - g.mean(dims, keepdim=True)
-              - xhat * (g * xhat).mean(dims, keepdim=True)) * rstd
-    if weight is not None and needs[2]:
-        gw = _sum_to_param(grad * xhat, batch)
-    if bias is not None and needs[3]:
-        gb = _sum_to_param(grad, batch)
-    return gx, None, gw, gb
+        dgrad = _plus(None if ggx is None else first_backward(ggx, gamma),
+                      None if ggw is None else ggw * xmu * rstd)
+        if ggb is not None and gamma is not None:
+            dgrad = _plus(dgrad, ggb.reshape(1, n))
+        if dgrad is not None:
+            dgrad = dgrad.expand(m, n).reshape_as(x_in)
+    return dgrad, None if dx is None else dx.reshape_as(x_in), dw
+
+
+def _layer_norm_backward_tangents(grad, x, rstd, weight, bias, output_mask, dims: tuple,
+                                  tg, tx, tw) -> tuple:
+    """torch's forward-mode rule for ``native_layer_norm_backward`` (a decomposition): the
+    statistics recomputed from x, the mean as x's own and rstd with the eps that the given rstd
+    implies (constant), and the first backward's formula differentiated through them. An
+    output whose formula meets no tangent gets none."""
+    batch = tuple(range(dims[0]))
+    n = math.prod(x.shape[d] for d in dims)
+    ns = namespace_of(x)
+    with ns.no_grad():
+        eps = _eps_of(x, rstd, dims)
+    xhat, r = _normalized(x, dims, eps)
+    dr = dxhat = None
+    if tx is not None:
+        centered = x - x.mean(dims, keepdim=True)
+        # (var_mean's tangent, then rsqrt's)
+        dr = -0.5 * r.pow(3) * ((centered * tx).sum(dims, keepdim=True) * (2.0 / n))
+        dxhat = (tx - tx.mean(dims, keepdim=True)) * r + centered * dr
+    gxh = grad if weight is None else grad * weight
+    dgxh = _plus(None if tg is None else tg if weight is None else tg * weight,
+                 None if tw is None or weight is None else grad * tw)
+    tgx = tgw = tgb = None
+    if output_mask[0] and (dgxh is not None or dxhat is not None):
+        inner = n * gxh - gxh.sum(dims, keepdim=True) \
+            - xhat * (gxh * xhat).sum(dims, keepdim=True)
+        dinner = _plus(
+            None if dgxh is None else n * dgxh - dgxh.sum(dims, keepdim=True),
+            None if dxhat is None else -dxhat * (gxh * xhat).sum(dims, keepdim=True),
+            -xhat * _plus(None if dgxh is None else dgxh * xhat,
+                          None if dxhat is None else gxh * dxhat).sum(dims, keepdim=True))
+        tgx = _plus(None if dr is None else dr / n * inner, r / n * dinner)
+    if output_mask[1] and weight is not None and (tg is not None or dxhat is not None):
+        tgw = _sum_to_param(_plus(None if tg is None else tg * xhat,
+                                  None if dxhat is None else grad * dxhat), batch)
+    if output_mask[2] and bias is not None and tg is not None:
+        tgb = _sum_to_param(tg, batch)
+    return tgx, tgw, tgb
 
 
 class NativeLayerNormBackward(Overload):
     """layer_norm's backward as one op (torch's ``native_layer_norm_backward``): (grad, x,
-    weight) to the gradients of x, weight and bias. Its own backward differentiates the
-    composite formula, recomputed from its inputs at the saved statistics.
+    weight) to the gradients of x, weight and bias, at the given statistics. Its own backward
+    is torch's ``layer_norm_double_backward``, its forward-mode rule torch's decomposition.
 
     As torch's, its six edges are (grad, x, mean, rstd, weight, bias): the statistics are not
     differentiable and bias, which the gradients do not depend on, gets no gradient, yet a bias
@@ -116,58 +218,28 @@ class NativeLayerNormBackward(Overload):
     outputs = ("result0", "result1", "result2")
     saved_fields = ("grad_out", "input", "mean", "rstd", "weight")
     saved_attrs = ("normalized_shape",)
+    forward_attrs = ("bias", "output_mask")
     tensor_positions = (0, 1, 3, 4, 5, 6)
 
     @staticmethod
     def backward(ctx, ggx, ggw=None, ggb=None):
-        grad, x, _, rstd, weight = ctx.saved_tensors
-        ns = namespace_of(grad)
-        dims = _norm_dims(x.dim(), ctx.normalized_shape)
-        with ns.no_grad():
-            eps = _eps_of(x, rstd, dims)
-        with ns.enable_grad():
-            # Each input is recomputed through a view of its own, so that an input given twice
-            # (x as its own weight) gets the partial derivative of each role, not their sum (a
-            # saved input that does not require grad, as on a bridge's ctx, through a leaf).
-            grad, x, weight = (None if t is None else t.view_as(t) if t.requires_grad
-                               else t.detach().requires_grad_() for t in (grad, x, weight))
-            roles = (grad, x, weight)
-            gx, _, gw, gb = _composite_backward(grad, x, weight, True, dims, eps,
-                                                (True, None, weight is not None, True))
+        grad, x, mean, rstd, weight = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        leaves = [t for t, need in zip(roles, (needs[0], needs[1], needs[5])) if need]
-        pairs = [(o, g) for o, g in zip((gx, gw, gb), (ggx, ggw, ggb))
-                 if o is not None and g is not None and o.requires_grad]
-        # torch's node computes these in one formula: anomaly mode checks its outputs for nan
-        # (the engine does, under this node's name), not the steps of the formula, which may
-        # be nan where nothing of them reaches an output (the statistics of an empty input).
-        with ns.autograd.set_detect_anomaly(ns.is_anomaly_enabled(), check_nan=False):
-            found = iter(ns.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs],
-                                          create_graph=ns.is_grad_enabled(), allow_unused=True)
-                         if pairs and leaves else [None] * len(leaves))
-        dgrad = next(found) if needs[0] else None
-        dx = next(found) if needs[1] else None
-        dw = next(found) if needs[5] else None
+        dgrad, dx, dw = _layer_norm_double_backward(
+            x, weight, ggx, ggw, ggb, grad, mean, rstd, ctx.normalized_shape,
+            (needs[0], needs[1], needs[5]))
         return dgrad, dx, None, None, None, dw, None, None
 
     @staticmethod
     def jvp(ctx, tg, tx, _, __, ___, tw, *____):
-        # The composite formula, run on duals at a level of its own.
         grad, x, _, rstd, weight = ctx.saved_tensors
         if x.numel() == 0:
-            # torch's rule (a decomposition) gives plain zeros when there are no rows or no
-            # normalized elements: no tangents
+            # torch's rule gives plain zeros when there are no rows or no normalized
+            # elements: no tangents
             return None, None, None
-        fw = namespace_of(x).autograd.forward_ad
-        dims = _norm_dims(x.dim(), ctx.normalized_shape)
-        eps = _eps_of(x, rstd, dims)
-        with fw.dual_level():
-            duals = [a if a is None or t is None else fw.make_dual(a, t)
-                     for a, t in ((grad, tg), (x, tx), (weight, tw))]
-            outs = _composite_backward(duals[0], duals[1], duals[2], True, dims, eps,
-                                       (True, None, weight is not None, True))
-            return tuple(None if o is None else fw.unpack_dual(o).tangent
-                         for o in (outs[0], outs[2], outs[3]))
+        return _layer_norm_backward_tangents(
+            grad, x, rstd, weight, ctx.bias, ctx.output_mask,
+            _norm_dims(x.dim(), ctx.normalized_shape), tg, tx, tw)
 
 
 def _native_layer_norm_backward(grad_out: Tensor, input: Tensor, normalized_shape,  # noqa: A002
@@ -177,6 +249,9 @@ def _native_layer_norm_backward(grad_out: Tensor, input: Tensor, normalized_shap
     ``output_mask`` does not ask for one)."""
     normalized_shape = tuple(normalized_shape)
     output_mask = tuple(output_mask)
+    if (output_mask[1] and weight is None) or (output_mask[2] and bias is None):
+        # (torch's kernel makes the asked gradient like the missing parameter)
+        raise RuntimeError("tensor does not have a device")
     dims = _norm_dims(input._data.ndim, normalized_shape)
     batch = tuple(range(dims[0]))
     gx, _, gw, gb, _ = _layer_norm_backward_kernel(
