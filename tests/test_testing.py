@@ -98,6 +98,10 @@ def test_saved_bytes_counts_unique_storages():
     (lambda: check(3, _x()), TypeError, "fn must be callable"),
     (lambda: check(F.silu, torch.randn(3)), ValueError, "no input requires grad"),
     (lambda: check(F.silu, _x(), reference=2), TypeError, "reference must be callable"),
+    (lambda: check(F.silu, _x(), reference=lambda x: (x, x)), ValueError,
+     r"different structures: \('tensor', \(3, 4\)\) and \('tuple'"),
+    (lambda: check(F.silu, _x(), reference=lambda x: x[0]), ValueError,
+     r"different structures: \('tensor', \(3, 4\)\) and \('tensor', \(4,\)\)"),
     (lambda: check(F.silu, _x(), skip={"speed": "-"}), ValueError, "unknown checks"),
     (lambda: check(F.silu, _x(), tolerance=1), TypeError, "unexpected options"),
 ])

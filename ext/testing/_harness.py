@@ -151,12 +151,31 @@ def _grads(out, inputs: list, grad_out: list, create_graph: bool = False) -> tup
                                allow_unused=True)
 
 
+def _structure(out) -> tuple:
+    """What a result is made of: a tensor (with its shape), a tuple of them, anything else."""
+    if isinstance(out, torch.Tensor):
+        return ("tensor", tuple(out.shape))
+    if isinstance(out, (tuple, list)):
+        return ("tuple", tuple(_structure(o) for o in out))
+    return (type(out).__name__,)
+
+
+def _same_structure(got, want) -> None:
+    """Refuse a reference whose result is not shaped as fn's: the comparison would be
+    meaningless."""
+    if _structure(got) != _structure(want):
+        raise ValueError(f"check(): fn and the reference return different structures: "
+                         f"{_structure(got)} and {_structure(want)}")
+
+
 class _Run:
     def __init__(self, fn, inputs, reference, seed, atol, rtol):
         self.fn, self.inputs, self.reference = fn, inputs, reference
         self.atol, self.rtol = atol, rtol
         gen = np.random.default_rng(seed)
         out = fn(*_fresh(inputs))
+        if reference is not None:
+            _same_structure(out, reference(*_fresh(inputs)))
         # random, non-uniform gradients of the outputs (never ones)
         self.grad_out = [torch.tensor(gen.uniform(0.5, 1.5, tuple(o.shape)), dtype=o.dtype)
                          for o in _diff(out)]
