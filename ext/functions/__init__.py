@@ -80,7 +80,7 @@ from .dropin import (  # the drop-in pack (docs/contracts.md)
 __all__ = ["BuiltinFunction", "namespace_of", "METHODS", "FUNCTIONS", "install",
            *dropin.FUNCTIONS, *dropin.CLASSES]
 
-METHODS: dict = {**_op.methods(), **inplace.methods()}
+METHODS: dict = _op.methods()
 FUNCTIONS: dict = _op.functions()
 
 

@@ -105,6 +105,8 @@ class Overload(BuiltinFunction):
       input without a tangent (as torch's formulas that read every input's tangent are);
     - ``forward_attrs``: what an explicit ``jvp`` reads besides the saves, by name as
       ``saved_attrs`` (torch's ``ctx.save_for_forward``), set on the forward rule's ctx only;
+    - ``unsigned_attrs``: saved attributes that torch shows as unsigned 64-bit integers (a
+      saved index or ``ignore_index`` of -1 shows as 2**64 - 1);
     - ``double_backward``: whether backward is itself differentiable (the contract the bridge
       and ext.testing read);
     - ``autocast``: torch's CPU autocast policy for the op: ``"lower_precision_fp"`` (mm's: under
@@ -126,6 +128,7 @@ class Overload(BuiltinFunction):
     saved_for: dict = {}
     double_backward = True
     autocast = ""
+    unsigned_attrs: tuple = ()
     # Filled in when the class is made: where each saved value comes from.
     _save_from: tuple = ()
     _attr_from: tuple = ()
@@ -151,6 +154,9 @@ class Overload(BuiltinFunction):
             after = len(cls.saved_fields)
             setattr(cls._backward_cls, f"_saved_{cls.saved_list}",
                     property(lambda node: node.saved_tensors[after:]))
+        for name in cls.unsigned_attrs:
+            if name in cls.saved_attrs:
+                setattr(cls._backward_cls, f"_saved_{name}", _unsigned_property(name))
 
     @classmethod
     def _plan(cls) -> None:
@@ -501,6 +507,14 @@ def _rule_kind(rule) -> str:
     if rule is None:
         return "none"
     return str(rule) if isinstance(rule, _Rule) else "jvp"
+
+
+def _unsigned_property(name: str) -> property:
+    def get(node):
+        value = getattr(node, name)
+        return value + 2**64 if value < 0 else value
+
+    return property(get)
 
 
 _REGISTRY: dict[str, Op] = {}

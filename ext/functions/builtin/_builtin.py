@@ -274,3 +274,10 @@ def namespace_of(x) -> object:
     if torch is not None and isinstance(x, torch.Tensor):
         return torch
     raise TypeError(f"expected an ext or torch tensor, got {type(x).__name__}")
+
+
+# C++'s names of the dtypes, as torch's messages print them
+C_TYPES = {np.dtype(k): v for k, v in (
+    ("float64", "double"), ("float32", "float"), ("float16", "c10::Half"), ("int64", "long int"),
+    ("int32", "int"), ("int16", "short int"), ("int8", "signed char"), ("uint8", "unsigned char"),
+    ("bool", "bool"))}

@@ -459,12 +459,7 @@ class NllLoss(Overload):
     saved_fields = ("self", "target", "weight", "total_weight")
     saved_attrs = ("reduction", "ignore_index")
     tensor_positions = (0,)
-
-    @classmethod
-    def _decorate_node(cls) -> None:
-        super()._decorate_node()
-        # torch shows the ignored class as an unsigned 64-bit integer: -100 is 2**64 - 100.
-        cls._backward_cls._saved_ignore_index = property(lambda node: node.ignore_index % 2**64)
+    unsigned_attrs = ("ignore_index",)  # (-100 shows as 2**64 - 100)
 
     @staticmethod
     def backward(ctx, grad, _=None):
@@ -492,11 +487,7 @@ class NllLossBackward(Overload):
     saved_attrs = ("reduction", "ignore_index")
     tensor_positions = (0, 1)
     jvp = LINEAR  # nll_loss_backward(grad_output's tangent, ...): flat in self
-
-    @classmethod
-    def _decorate_node(cls) -> None:
-        super()._decorate_node()
-        cls._backward_cls._saved_ignore_index = property(lambda node: node.ignore_index % 2**64)
+    unsigned_attrs = ("ignore_index",)
 
     @staticmethod
     def backward(ctx, gg):

@@ -43,26 +43,12 @@ _UINT8_WARNING = ("indexing with dtype ext.uint8 is now deprecated, please use a
 
 
 # ------------------------------------------------------------------------------ node plumbing
-def _unsigned_property(name: str) -> property:
-    def get(node):
-        value = getattr(node, name)
-        return value + 2**64 if value < 0 else value
-
-    return property(get)
-
-
 class _Indexing(Overload):
     """Base of the overloads here: torch reads a saved index, start or end back as an unsigned
     64-bit integer, as it does a dim (-1 shows as 2**64 - 1)."""
 
     tensor_positions = (0,)
-
-    @classmethod
-    def _decorate_node(cls) -> None:
-        super()._decorate_node()
-        for name in cls.saved_attrs:
-            if name in ("index", "start", "end"):
-                setattr(cls._backward_cls, f"_saved_{name}", _unsigned_property(name))
+    unsigned_attrs = ("index", "start", "end")
 
 
 def _zeros(sizes, dtype) -> Tensor:

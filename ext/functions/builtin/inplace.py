@@ -36,7 +36,7 @@ from .._op import ELEMENTWISE, JOINTLY_LINEAR, Overload, declare, dispatch
 from ._builtin import namespace_of
 from .pointwise._common import broadcast_error
 
-__all__ = ["apply_inplace", "check_inplace", "make_view", "MULTI_OUTPUT", "methods"]
+__all__ = ["apply_inplace", "check_inplace", "make_view", "MULTI_OUTPUT"]
 
 # ---------------------------------------------------------------------------------- writing
 def _write(t: Tensor, result: Tensor, through_alias: bool = False) -> None:
@@ -278,7 +278,7 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
 def _write_direct(t: Tensor, op, other) -> bool:
     """Untracked ``t op= other`` for + - * / straight into t's storage, when t's dtype holds the
     result (an optimizer's step is this case). False when the general path is needed."""
-    ufunc = _DIRECT.get(op)
+    ufunc = _DIRECT.get(op.__name__)
     if ufunc is None:
         return False
     d = t._data
@@ -303,7 +303,8 @@ def _write_direct(t: Tensor, op, other) -> bool:
     return True
 
 
-_DIRECT: dict = {}
+# (by the declared op's name: the functions themselves are made after this module)
+_DIRECT = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}
 
 
 def _rebase(t: Tensor, node: Node) -> None:
@@ -459,41 +460,3 @@ declare("copy", Copy, function=_copied, methods=(), functions=(), inplace="copy_
 
 # ---------------------------------------------------------------------------------- methods
 # The C++ names torch's messages give dtypes.
-_C_TYPES = {np.dtype(k): v for k, v in (
-    ("float64", "double"), ("float32", "float"), ("float16", "c10::Half"), ("int64", "long int"),
-    ("int32", "int"), ("int16", "short int"), ("int8", "signed char"), ("uint8", "unsigned char"),
-    ("bool", "bool"))}
-
-
-def _inplace_method(name: str, op):
-    def method(self, *args, **kwargs):
-        return apply_inplace(self, op, *args, **kwargs)
-
-    method.__name__ = name
-    method.__doc__ = f"In-place ``{name[:-1]}``: modifies this tensor and returns it."
-    return method
-
-
-def methods() -> dict:
-    """The in-place Tensor methods, made from the out-of-place ops of ``ext.functions``."""
-    from . import pointwise as pw
-    from .reduction import _dtype_arg, cumprod
-
-    def cumprod_(x: Tensor, dim: int, *, dtype=None) -> Tensor:
-        # torch's kernel writes in x's own dtype: a different dtype= is refused, and bool has
-        # no in-place product
-        if dtype is not None and _dtype_arg(dtype, "cumprod_", dim) != x._data.dtype:
-            raise RuntimeError(f"Bad in-place call: input tensor dtype {_C_TYPES[x.dtype._np]} "
-                               f"and output tensor dtype {_C_TYPES[dtype._np]} should match")
-        if x._data.dtype == np.bool_:
-            raise NotImplementedError("\"cumprod_out_cpu\" not implemented for 'Bool'")
-        return cumprod(x, dim)
-
-    table = {
-        "cumprod_": cumprod_,
-    }
-    _DIRECT.update({pw.add: np.add, pw.sub: np.subtract, pw.mul: np.multiply,
-                    pw.div: np.true_divide})
-    out = {name: _inplace_method(name, op) for name, op in table.items()}
-    return out
-

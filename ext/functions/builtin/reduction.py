@@ -18,7 +18,7 @@ from ..._dtype import FROM_NUMPY
 from ..._state import STATE
 from ..._tensor import Tensor, _wrap_dim, wrap
 from .._op import LINEAR, Overload, declare, dispatch
-from ._builtin import as_array, namespace_of
+from ._builtin import C_TYPES, as_array, namespace_of
 from .indexing import _INTEGERS, _along
 from .shape import wrap_dims
 
@@ -931,7 +931,18 @@ def _cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     return dispatch(Cumprod, data, (x, dim))
 
 
-cumprod = declare("cumprod", Cumprod, function=_cumprod)
+def _cumprod_(x: Tensor, dim: int, *, dtype=None) -> Tensor:
+    # torch's kernel writes in x's own dtype: a different dtype= is refused, and bool has no
+    # in-place product
+    if dtype is not None and _dtype_arg(dtype, "cumprod_", dim) != x._data.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {C_TYPES[x.dtype._np]} "
+                           f"and output tensor dtype {C_TYPES[dtype._np]} should match")
+    if x._data.dtype == np.bool_:
+        raise NotImplementedError("\"cumprod_out_cpu\" not implemented for 'Bool'")
+    return _cumprod(x, dim)
+
+
+cumprod = declare("cumprod", Cumprod, function=_cumprod, inplace=(("cumprod_", _cumprod_),))
 
 
 # ---------------------------------------------------------------------------------- arg*, sort
