@@ -78,97 +78,109 @@ class GraphTask:
 
     def run(self) -> list | None:
         """Run the graph with grad mode set to ``create_graph``; the captured gradients of
-        ``autograd.grad`` (None for ``backward``)."""
+        ``autograd.grad`` (None for ``backward``). The hot loop: a node, then the gradients it
+        returns passed on to the nodes behind it; the rare paths are methods."""
         state = STATE
         prev_mode = state.grad_enabled
-        state.grad_enabled = self.create_graph
+        state.grad_enabled = create_graph = self.create_graph
         prev_tasks = state.backward_inputs
         state.backward_inputs = prev_tasks + (self.needed is not None,)
+        buffers, dependencies, ready = self.buffers, self.dependencies, self.ready
+        accumulators, tick, keep_graph, owned = self.accumulators, self.tick, self.keep_graph, \
+            self.owned
+        restricted = self.needed is not None
+        anomaly = state.special and state.anomaly
+        # The next node to run when it is the only one ready: a chain then never touches the heap.
+        fn = None
         try:
-            self._loop()
+            while True:
+                if accumulators:
+                    if fn is not None:
+                        heapq.heappush(ready, (-fn._seq, tick(), fn))
+                        fn = None
+                    acc = accumulators.pop(0)
+                    grads = buffers.pop(acc)
+                    var = acc.variable
+                    if acc._hooks is None and not restricted and \
+                            not getattr(var, "_backward_hooks", None) and \
+                            not getattr(var, "_post_acc_hooks", None):
+                        if grads[0] is not None:
+                            acc._accumulate(grads[0], create_graph, acc in owned)
+                    else:
+                        self._run_leaf(acc, grads)
+                    continue
+                if fn is None:
+                    if not ready:
+                        break
+                    fn = heapq.heappop(ready)[2]
+                grads = buffers.pop(fn)
+                hooks = fn._hooks
+                if restricted or hooks is not None:
+                    grads = self._prepare(fn, grads, hooks)
+                    if grads is None:
+                        fn = None
+                        continue
+
+                if not fn._skip_undefined or (grads[0] is not None if len(grads) == 1 else
+                                               any(g is not None for g in grads)):
+                    if anomaly:
+                        outputs = apply_checked(fn, grads, _validate_outputs)
+                    else:
+                        outputs = _validate_outputs(fn, fn._apply(grads))
+                else:
+                    outputs = (None,) * len(fn._next)
+                if restricted and fn._skip_undefined:
+                    outputs = self._only_needed(fn, outputs)
+                if not keep_graph:
+                    fn._release()
+                if hooks is not None and hooks.post:
+                    outputs = hooks.run_post(outputs, grads)
+                if anomaly and state.anomaly_check_nan:
+                    check_nan(fn, outputs)
+
+                following = None
+                for nf, nr, g in zip(fn._next, fn._nrs, outputs):
+                    if nf is None:
+                        continue
+                    if g is not None:
+                        buf = buffers.get(nf)
+                        if buf is None:
+                            if len(nf._out_meta) == 1:
+                                buffers[nf] = [g]
+                            else:
+                                buf = buffers[nf] = [None] * len(nf._out_meta)
+                                buf[nr] = g
+                            if type(nf) is AccumulateGrad and nf.variable._grad is None:
+                                self._own(nf, g, fn, grads, outputs)
+                        else:
+                            old = buf[nr]
+                            if old is None:
+                                buf[nr] = g
+                                if type(nf) is AccumulateGrad and nf.variable._grad is None:
+                                    self._own(nf, g, fn, grads, outputs)
+                            else:
+                                buf[nr] = old + g
+                                if type(nf) is AccumulateGrad:
+                                    owned.add(nf)  # (the engine made the sum)
+                    elif nf not in buffers:
+                        buffers[nf] = [None] * len(nf._out_meta)
+                    left = dependencies[nf] - 1
+                    dependencies[nf] = left
+                    if left == 0:
+                        if type(nf) is AccumulateGrad:
+                            accumulators.append(nf)
+                        elif following is None and not ready:
+                            following = nf
+                        else:
+                            if following is not None:
+                                heapq.heappush(ready, (-following._seq, tick(), following))
+                                following = None
+                            heapq.heappush(ready, (-nf._seq, tick(), nf))
+                fn = following
         finally:
             state.grad_enabled = prev_mode
             state.backward_inputs = prev_tasks
         return self.captured
-
-    def _loop(self) -> None:
-        """Run nodes until none is ready: a node, then the gradients it returns passed on to the
-        nodes behind it (the hot loop: the rare paths are methods)."""
-        buffers, dependencies, ready = self.buffers, self.dependencies, self.ready
-        accumulators, tick, keep_graph = self.accumulators, self.tick, self.keep_graph
-        restricted = self.needed is not None
-        anomaly = STATE.anomaly
-        # The next node to run when it is the only one ready: a chain then never touches the heap.
-        fn = None
-        while True:
-            if accumulators:
-                if fn is not None:
-                    heapq.heappush(ready, (-fn._seq, tick(), fn))
-                fn = accumulators.pop(0)
-                self._run_leaf(fn, buffers.pop(fn))
-                fn = None
-                continue
-            if fn is None:
-                if not ready:
-                    break
-                fn = heapq.heappop(ready)[2]
-            grads = buffers.pop(fn)
-            hooks = fn._hooks
-            if restricted or hooks is not None:
-                grads = self._prepare(fn, grads, hooks)
-                if grads is None:
-                    fn = None
-                    continue
-
-            if not fn._skip_undefined or (grads[0] is not None if len(grads) == 1 else
-                                           any(g is not None for g in grads)):
-                if anomaly:
-                    outputs = apply_checked(fn, grads, _validate_outputs)
-                else:
-                    outputs = _validate_outputs(fn, fn._apply(grads))
-            else:
-                outputs = (None,) * len(fn._next)
-            if restricted and fn._skip_undefined:
-                outputs = self._only_needed(fn, outputs)
-            if not keep_graph:
-                fn._release()
-            if hooks is not None and hooks.post:
-                outputs = hooks.run_post(outputs, grads)
-            if anomaly and STATE.anomaly_check_nan:
-                check_nan(fn, outputs)
-
-            following = None
-            for nf, nr, g in zip(fn._next, fn._nrs, outputs):
-                if nf is None:
-                    continue
-                if type(nf) is AccumulateGrad:
-                    self._buffer_leaf(nf, g, fn, grads, outputs)
-                elif g is not None:
-                    buf = buffers.get(nf)
-                    if buf is None:
-                        if len(nf._out_meta) == 1:
-                            buffers[nf] = [g]
-                        else:
-                            buf = buffers[nf] = [None] * len(nf._out_meta)
-                            buf[nr] = g
-                    else:
-                        old = buf[nr]
-                        buf[nr] = g if old is None else old + g
-                elif nf not in buffers:
-                    buffers[nf] = [None] * len(nf._out_meta)
-                left = dependencies[nf] - 1
-                dependencies[nf] = left
-                if left == 0:
-                    if type(nf) is AccumulateGrad:
-                        accumulators.append(nf)
-                    elif following is None and not ready:
-                        following = nf
-                    else:
-                        if following is not None:
-                            heapq.heappush(ready, (-following._seq, tick(), following))
-                            following = None
-                        heapq.heappush(ready, (-nf._seq, tick(), nf))
-            fn = following
 
     def _prepare(self, fn: Node, grads: list, hooks) -> list | None:
         """Before a node runs: the captures of ``autograd.grad``, its tensor hooks (with
@@ -211,26 +223,13 @@ class GraphTask:
         if hooks is not None and hooks.post:
             hooks.run_post((), grads)
 
-    def _buffer_leaf(self, acc: AccumulateGrad, g: Tensor | None, fn: Node, grads: list,
-                     outputs: tuple) -> None:
-        """Buffer ``g``, a gradient from ``fn`` for the leaf of ``acc``, and note whether the
-        engine owns it. It does when it made it: a sum of two gradients, or a result of a
-        trusted backward (``Node._fresh_results``) that is not one of the gradients it received,
-        not handed to another edge as well, and not seen by its post hooks."""
-        buf = self.buffers.get(acc)
-        if buf is None:
-            buf = self.buffers[acc] = [None]
-        if g is None:
-            return
-        old = buf[0]
-        if old is not None:
-            buf[0] = old + g
-            self.owned.add(acc)
-            return
-        buf[0] = g
-        # (only a first gradient is ever kept: spare the check when the leaf has a .grad)
-        if acc.variable._grad is not None or not fn._fresh_results or \
-                (fn._hooks is not None and fn._hooks.post):
+    def _own(self, acc: AccumulateGrad, g: Tensor, fn: Node, grads: list,
+             outputs: tuple) -> None:
+        """Note whether the engine owns ``g``, the first gradient from ``fn`` buffered for a
+        leaf without a ``.grad`` (a sum of two it always owns): it does when ``g`` is a result of
+        a trusted backward (``Node._fresh_results``) that is not one of the gradients it
+        received, not handed to another edge as well, and not seen by its post hooks."""
+        if not fn._fresh_results or (fn._hooks is not None and fn._hooks.post):
             return
         data = g._data
         for x in grads:

@@ -71,10 +71,12 @@ def make_view(out: Tensor, x: Tensor, creation: int = DEFAULT, op: str = "") -> 
     elif creation == DEFAULT and info is not None:
         creation = info.creation
     out._view = ViewInfo(base, creation, vc[0], op)
-    if STATE.inference and STATE.fw_level is not None:
+    # (``special`` first: a plain read, where the rare modes are properties)
+    inference = STATE.special and STATE.inference
+    if inference and STATE.fw_level is not None:
         _inherit_tangent(out, x)
     if base._requires_grad:
-        if grad_mode and not STATE.inference:
+        if grad_mode and not inference:
             return out  # its op records a node for it
         out._requires_grad = True
     follow_base_requires_grad(out, vc)

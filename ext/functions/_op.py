@@ -130,7 +130,6 @@ class Overload(BuiltinFunction):
     _edge_pos: tuple = _FIRST
     _linked: int | None = 1
     _derived = True  # (setup_context made from the declared saves)
-    _plain = False  # (one tensor input, the first; one output; not a view)
     _method = ""  # (set by declare: the Tensor method that runs the op, if it has one)
     _aten = ""  # (set by declare: the op's aten name)
 
@@ -176,7 +175,6 @@ class Overload(BuiltinFunction):
         cls._edge_pos = None if cls.variadic else _FIRST if pos == _FIRST else \
             _PAIR if pos == _PAIR else pos
         cls._linked = len(cls.outputs) - len(cls.non_differentiable)
-        cls._plain = cls._edge_pos is _FIRST and len(cls.outputs) == 1 and not cls.is_view
         if cls.outputs[cls._linked:] != cls.non_differentiable:
             raise TypeError(f"{cls.__name__}: non-differentiable outputs come last")
         if cls.returns_list:
@@ -353,55 +351,63 @@ def dispatch(ov: type, data, args: tuple):
     of arrays or None for several outputs): wrapped, and recorded only when grad mode is on, an
     input requires grad and the result is floating (the rare modes, forward AD and inference,
     look at every op)."""
-    if type(data) is tuple:
-        # (None for an output not computed, as a backward op's unneeded gradient)
-        outputs = tuple([None if d is None else wrap(d) for d in data])
-        out = outputs[0]
-        if out is None:
-            out = next((o for o in outputs if o is not None), None)
-            if out is None:
-                return outputs
-    else:
+    if type(data) is not tuple:
+        # (one output, the common case: written out, as each check costs a small op about 1%
+        # of its time, benchmarks/ops.py)
         out = wrap(data)
-        if ov._plain and not STATE.special:
-            # (the common case written out: one tensor input, one output, no view; the general
-            # path below costs a small op a few percent, benchmarks/ops.py)
-            x = args[0]
-            if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f":
-                node = new_node(ov, args)
-                link((out,), node, (x,))
-                ov.setup_context(node, args, out)
-            return out
-        outputs = None
+        if STATE.special:
+            if _special(ov, out, None, args):
+                _record(ov, out, None, args)
+        elif STATE.grad_enabled:
+            pos = ov._edge_pos
+            if pos is _FIRST:
+                x = args[0]
+                if x._requires_grad and out._data.dtype.kind == "f":
+                    node = new_node(ov, args)
+                    link((out,), node, (x,))
+                    ov.setup_context(node, args, out)
+            elif pos is _PAIR:  # (a binary op: told without a loop, as it is among the hottest)
+                a, b = args[0], args[1]
+                if type(a) is not Tensor:
+                    a = None
+                if type(b) is not Tensor:
+                    b = None
+                if (a is not None and a._requires_grad or b is not None and b._requires_grad) \
+                        and out._data.dtype.kind == "f":
+                    node = new_node(ov, args)
+                    link((out,), node, (a, b))
+                    ov.setup_context(node, args, out)
+            elif _needs_grad(ov, args) and out._data.dtype.kind == "f":
+                _record(ov, out, None, args)
+        if ov.is_view:
+            make_view(out, args[0])
+        return out
+    # (None for an output not computed, as a backward op's unneeded gradient)
+    outputs = tuple([None if d is None else wrap(d) for d in data])
+    out = outputs[0]
+    if out is None:
+        out = next((o for o in outputs if o is not None), None)
+        if out is None:
+            return outputs
     if STATE.special:
         if _special(ov, out, outputs, args):
             _record(ov, out, outputs, args)
-    elif STATE.grad_enabled:
-        pos = ov._edge_pos
-        if pos is _FIRST:
-            if args[0]._requires_grad and out._data.dtype.kind == "f":
-                _record(ov, out, outputs, args)
-        elif pos is _PAIR:  # (a binary op: told without a loop, as it is among the hottest)
-            a, b = args[0], args[1]
-            if (type(a) is Tensor and a._requires_grad or type(b) is Tensor and b._requires_grad) \
-                    and out._data.dtype.kind == "f":
-                _record(ov, out, outputs, args)
-        else:
-            for p in range(len(args)) if pos is None else pos:
-                a = args[p]
-                if type(a) is Tensor and a._requires_grad:
-                    if out._data.dtype.kind == "f":
-                        _record(ov, out, outputs, args)
-                    break
+    elif STATE.grad_enabled and _needs_grad(ov, args) and out._data.dtype.kind == "f":
+        _record(ov, out, outputs, args)
     if ov.is_view:
-        if outputs is None:
-            make_view(out, args[0])
-        else:
-            for o in outputs:
-                make_view(o, args[0], MULTI_OUTPUT)
-    if outputs is None:
-        return out
+        for o in outputs:
+            make_view(o, args[0], MULTI_OUTPUT)
     return outputs if ov.returns is None else ov.returns(*outputs)
+
+
+def _needs_grad(ov: type, args: tuple) -> bool:
+    """Whether a tensor input of ``ov`` among ``args`` requires grad."""
+    pos = ov._edge_pos
+    for p in range(len(args)) if pos is None else pos:
+        a = args[p]
+        if type(a) is Tensor and a._requires_grad:
+            return True
+    return False
 
 
 def _record(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> None:
