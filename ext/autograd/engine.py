@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from operator import attrgetter
 
 from .._state import STATE
 from .._tensor import Tensor
 from .anomaly_mode import apply_checked, check_nan
-from .graph import AccumulateGrad, Node
+from .graph import AccumulateGrad, Node, run_tensor_hooks
 
 __all__ = ["run_backward", "GraphTask"]
+
+_SEQ = attrgetter("_seq")
 
 
 def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_graph: bool,
@@ -35,11 +38,12 @@ class GraphTask:
     to it (``dependencies``) and its gradients so far (``buffers``, the not-ready buffer); the
     nodes to run when restricted to ``inputs`` (``needed``, None: all) and those inputs' nodes
     (``targets``); where each input edge of ``autograd.grad`` is ``captured``; the accumulators
-    whose gradient the engine ``owned``. Ready nodes wait in a heap of (-sequence_nr, tick,
-    node), the tick breaking ties first in first out; ready accumulators run first."""
+    whose gradient the engine ``owned``. While it runs, ready nodes wait in a heap of
+    (-sequence_nr, tick, node), the tick breaking ties first in first out; ready accumulators
+    run first."""
 
     __slots__ = ("keep_graph", "create_graph", "dependencies", "needed", "targets", "captures",
-                 "captured", "buffers", "owned", "ready", "accumulators", "tick")
+                 "captured", "buffers", "owned")
 
     def __init__(self, roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_graph: bool,
                  create_graph: bool, inputs: list[tuple[Node, int]] | None,
@@ -58,23 +62,13 @@ class GraphTask:
                     self.captures.setdefault(edge, []).append(i)
                 self.captured = [None] * len(inputs)
         self.owned: set = set()
-        self.ready: list = []
-        self.accumulators: list = []
-        self.tick = itertools.count().__next__
-        # The root gradients are buffered, and the roots that nothing else feeds made ready.
+        # The root gradients are buffered.
         buffers = self.buffers = {}
         for (fn, nr), g in zip(roots, root_grads):
             buf = buffers.get(fn)
             if buf is None:
                 buf = buffers[fn] = [None] * len(fn._out_meta)
             buf[nr] = g if buf[nr] is None else buf[nr] + g
-        for fn in buffers:
-            if self.dependencies.get(fn, 0) == 0:
-                if type(fn) is AccumulateGrad:
-                    self.accumulators.append(fn)
-                else:
-                    self.ready.append((-fn._seq, self.tick(), fn))
-        heapq.heapify(self.ready)
 
     def run(self) -> list | None:
         """Run the graph with grad mode set to ``create_graph``; the captured gradients of
@@ -85,10 +79,22 @@ class GraphTask:
         state.grad_enabled = create_graph = self.create_graph
         prev_tasks = state.backward_inputs
         state.backward_inputs = prev_tasks + (self.needed is not None,)
-        buffers, dependencies, ready = self.buffers, self.dependencies, self.ready
-        accumulators, tick, keep_graph, owned = self.accumulators, self.tick, self.keep_graph, \
-            self.owned
+        buffers, dependencies, keep_graph, owned = self.buffers, self.dependencies, \
+            self.keep_graph, self.owned
+        # The roots that nothing else feeds are ready.
+        ready: list = []
+        accumulators: list = []
+        tick = itertools.count().__next__
+        for fn in buffers:
+            if dependencies.get(fn, 0) == 0:
+                if type(fn) is AccumulateGrad:
+                    accumulators.append(fn)
+                else:
+                    ready.append((-fn._seq, tick(), fn))
+        heapq.heapify(ready)
         restricted = self.needed is not None
+        # (autograd.grad fills no .grad: whether the engine owns a leaf's gradient is moot)
+        accumulate = self.captured is None
         anomaly = state.special and state.anomaly
         # The next node to run when it is the only one ready: a chain then never touches the heap.
         fn = None
@@ -150,13 +156,15 @@ class GraphTask:
                             else:
                                 buf = buffers[nf] = [None] * len(nf._out_meta)
                                 buf[nr] = g
-                            if type(nf) is AccumulateGrad and nf.variable._grad is None:
+                            if type(nf) is AccumulateGrad and accumulate and \
+                                    nf.variable._grad is None:
                                 self._own(nf, g, fn, grads, outputs)
                         else:
                             old = buf[nr]
                             if old is None:
                                 buf[nr] = g
-                                if type(nf) is AccumulateGrad and nf.variable._grad is None:
+                                if type(nf) is AccumulateGrad and accumulate and \
+                                        nf.variable._grad is None:
                                     self._own(nf, g, fn, grads, outputs)
                             else:
                                 buf[nr] = old + g
@@ -194,7 +202,9 @@ class GraphTask:
         if self.captures is not None and runs:
             self._capture(fn, grads)
         if type(fn) is AccumulateGrad:
-            grads = fn.run_tensor_hooks(grads)
+            table = getattr(fn.variable, "_backward_hooks", None)
+            if table:
+                grads = run_tensor_hooks(table, grads, 0)
         elif hooks is not None:
             grads = hooks.run_tensor_pre(grads)
         if not runs:
@@ -283,17 +293,27 @@ def _needed_nodes(dependencies: dict, roots: list, inputs: list, run_targets: bo
     ``backward(inputs=...)`` also runs the node of a non-leaf input (``run_targets``);
     ``autograd.grad`` only captures the gradient that reaches it.
     """
-    targets = {fn for fn, _ in inputs}
-    nodes = set(dependencies) | {fn for fn, _ in roots}
-    reach = set()
-    # Inputs of a node were created before it, so ascending sequence order sees them first.
-    for fn in sorted(nodes, key=lambda n: n._seq if type(n) is not AccumulateGrad else -1):
-        if fn in targets or any(nf in reach for nf in fn._next if nf is not None):
-            reach.add(fn)
+    nodes = set(dependencies)
+    for fn, _ in roots:
+        nodes.add(fn)
+    reach = nodes.intersection([fn for fn, _ in inputs])
+    # Inputs of a node were created before it, so ascending sequence order sees them first
+    # (accumulators, which have no edges, come last).
+    for fn in sorted(nodes, key=_SEQ):
+        if fn not in reach:
+            for nf in fn._next:
+                if nf in reach:
+                    reach.add(fn)
+                    break
     if run_targets:
         return reach
-    return {fn for fn in reach
-            if any(nf in reach for nf in fn._next if nf is not None)}
+    needed = set()
+    for fn in reach:
+        for nf in fn._next:
+            if nf in reach:
+                needed.add(fn)
+                break
+    return needed
 
 
 def _validate_outputs(fn: Node, outputs: tuple) -> tuple:

@@ -261,11 +261,6 @@ class AccumulateGrad(Node):
         self._out_meta = ((variable._data.shape, variable._data.dtype),)
         self._hooks = None
 
-    def run_tensor_hooks(self, grads: list) -> list:
-        """The leaf's ``Tensor.register_hook`` hooks, on its gradient."""
-        table = getattr(self.variable, "_backward_hooks", None)
-        return run_tensor_hooks(table, grads, 0) if table else grads
-
     def run_post_accumulate_hooks(self) -> None:
         """The leaf's ``register_post_accumulate_grad_hook`` hooks, which return nothing."""
         variable = self.variable
