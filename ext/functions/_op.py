@@ -22,7 +22,14 @@ from .._state import STATE
 from .._tensor import Tensor, wrap
 from ..autograd.graph import link
 from ..autograd.views import MULTI_OUTPUT, make_view
-from .builtin._builtin import BuiltinFunction, namespace_of, new_node
+from .builtin._builtin import (
+    NEEDS_ONE,
+    NEEDS_TWO,
+    BuiltinFunction,
+    namespace_of,
+    needs_of,
+    new_node,
+)
 
 __all__ = ["Overload", "Op", "declare", "dispatch", "read_history", "ELEMENTWISE", "LINEAR",
            "JOINTLY_LINEAR",
@@ -352,33 +359,49 @@ def dispatch(ov: type, data, args: tuple):
     input requires grad and the result is floating (the rare modes, forward AD and inference,
     look at every op)."""
     if type(data) is not tuple:
-        # (one output, the common case: written out, as each check costs a small op about 1%
-        # of its time, benchmarks/ops.py)
-        out = wrap(data)
+        # (one output, the common case: written out, wrap's body too, as each call and check
+        # costs a small op about 1% of its time, benchmarks/ops.py)
+        if type(data) is not np.ndarray:
+            data = np.asarray(data)
+        out = _new(Tensor)
+        out._data = data
+        out._requires_grad = False
+        out._grad_fn = None
+        out._output_nr = 0
+        out._grad = None
         if STATE.special:
+            out._vc = False if STATE.inference else None
             if _special(ov, out, None, args):
                 _record(ov, out, None, args)
-        elif STATE.grad_enabled:
-            pos = ov._edge_pos
-            if pos is _FIRST:
-                x = args[0]
-                if x._requires_grad and out._data.dtype.kind == "f":
-                    node = new_node(ov, args)
-                    link((out,), node, (x,))
-                    ov.setup_context(node, args, out)
-            elif pos is _PAIR:  # (a binary op: told without a loop, as it is among the hottest)
-                a, b = args[0], args[1]
-                if type(a) is not Tensor:
-                    a = None
-                if type(b) is not Tensor:
-                    b = None
-                if (a is not None and a._requires_grad or b is not None and b._requires_grad) \
-                        and out._data.dtype.kind == "f":
-                    node = new_node(ov, args)
-                    link((out,), node, (a, b))
-                    ov.setup_context(node, args, out)
-            elif _needs_grad(ov, args) and out._data.dtype.kind == "f":
-                _record(ov, out, None, args)
+        else:
+            out._vc = None
+            if STATE.grad_enabled:
+                pos = ov._edge_pos
+                # (new_node written out in the two hottest layouts)
+                if pos is _FIRST:
+                    x = args[0]
+                    if x._requires_grad and data.dtype.kind == "f":
+                        node = _new(ov._backward_cls)
+                        node.needs_input_grad = NEEDS_ONE if len(args) == 1 else needs_of(args)
+                        node._saved = ()
+                        node._versions = None
+                        link((out,), node, (x,))
+                        ov.setup_context(node, args, out)
+                elif pos is _PAIR:  # (a binary op: told without a loop, among the hottest)
+                    a, b = args[0], args[1]
+                    ra = type(a) is Tensor and a._requires_grad
+                    rb = type(b) is Tensor and b._requires_grad
+                    if (ra or rb) and data.dtype.kind == "f":
+                        node = _new(ov._backward_cls)
+                        node.needs_input_grad = NEEDS_TWO[ra][rb] if len(args) == 2 else \
+                            needs_of(args)
+                        node._saved = ()
+                        node._versions = None
+                        link((out,), node, (a if type(a) is Tensor else None,
+                                            b if type(b) is Tensor else None))
+                        ov.setup_context(node, args, out)
+                elif _needs_grad(ov, args) and data.dtype.kind == "f":
+                    _record(ov, out, None, args)
         if ov.is_view:
             make_view(out, args[0])
         return out

@@ -23,10 +23,10 @@ __all__ = ["BuiltinFunction", "BuiltinNode", "as_array", "binary_operands",
            "namespace_of", "not_differentiable_checks"]
 
 _new = object.__new__
-_NEEDS_ONE = (True,)
+NEEDS_ONE = (True,)
 # needs_input_grad tuples are shared between nodes (they are immutable).
 _NEEDS: dict = {}
-_NEEDS_TWO = (((False, False), (False, True)), ((True, False), (True, True)))
+NEEDS_TWO = (((False, False), (False, True)), ((True, False), (True, True)))
 _SCALARS = (builtins.int, builtins.float, builtins.bool)
 
 
@@ -187,17 +187,22 @@ def new_node(op: type, args: tuple) -> BuiltinNode:
     node = _new(op._backward_cls)
     if len(args) == 1:
         # A one-argument op is recorded only when its input requires grad.
-        node.needs_input_grad = _NEEDS_ONE
+        node.needs_input_grad = NEEDS_ONE
     elif len(args) == 2:
         a, b = args
-        node.needs_input_grad = _NEEDS_TWO[type(a) is Tensor and a._requires_grad][
+        node.needs_input_grad = NEEDS_TWO[type(a) is Tensor and a._requires_grad][
             type(b) is Tensor and b._requires_grad]
     else:
-        needs = tuple([type(a) is Tensor and a._requires_grad for a in args])
-        node.needs_input_grad = _NEEDS.setdefault(needs, needs)
+        node.needs_input_grad = needs_of(args)
     node._saved = ()
     node._versions = None
     return node
+
+
+def needs_of(args: tuple) -> tuple:
+    """Which of ``args`` need a gradient (the tensors that require grad), as a shared tuple."""
+    needs = tuple([type(a) is Tensor and a._requires_grad for a in args])
+    return _NEEDS.setdefault(needs, needs)
 
 
 def not_differentiable_checks(name: str, *inputs) -> None:
