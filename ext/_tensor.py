@@ -183,7 +183,7 @@ class Tensor:
     def grad_fn(self):
         """The Node that created this tensor (None for leaves)."""
         vc = self._vc
-        if vc and vc[0]:
+        if vc and vc[0] and getattr(self, "_view", None) is not None:
             from .autograd.views import refresh_view
 
             refresh_view(self)  # a view whose base changed in place reads its history anew

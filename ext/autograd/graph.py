@@ -324,9 +324,10 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
 
 
 def _refresh_view(t: Tensor) -> None:
-    from .views import refresh_view  # (views.py builds on this module)
+    if getattr(t, "_view", None) is not None:  # (only a view's history can be stale)
+        from .views import refresh_view  # (views.py builds on this module)
 
-    refresh_view(t)
+        refresh_view(t)
 
 
 def gradient_edge(t: Tensor) -> tuple:
