@@ -79,7 +79,12 @@ def make_view(out: Tensor, x: Tensor, creation: int = DEFAULT, op: str = "") -> 
         if grad_mode and not inference:
             return out  # its op records a node for it
         out._requires_grad = True
-    follow_base_requires_grad(out, vc)
+    # It has no history of its own: it learns when its base starts (or stops) requiring grad
+    # through the shared version counter, which keeps a weak reference to it (and now and then
+    # drops the views that are gone).
+    if len(vc) > 64 and len(vc) & (len(vc) - 1) == 0:
+        vc[1:] = [r for r in vc[1:] if r() is not None]
+    vc.append(weakref.ref(out))
     return out
 
 
@@ -120,15 +125,6 @@ def _same_geometry(a: np.ndarray, view: np.ndarray, of: np.ndarray) -> np.ndarra
     interface.update(data=(interface["data"][0] + offset, not a.flags.writeable),
                      shape=view.shape, strides=view.strides)
     return np.asarray(_Interface(interface, a))
-
-
-def follow_base_requires_grad(view: Tensor, vc: list) -> None:
-    """Let ``view``, which has no history of its own, learn when its base starts (or stops)
-    requiring grad: the shared version counter keeps a weak reference to it."""
-    if len(vc) > 64 and len(vc) & (len(vc) - 1) == 0:
-        # Now and then drop the views that are gone.
-        vc[1:] = [r for r in vc[1:] if r() is not None]
-    vc.append(weakref.ref(view))
 
 
 def _view_name(node) -> str:

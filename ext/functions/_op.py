@@ -477,12 +477,14 @@ def read_history(*tensors) -> None:
     several outputs, returned by a custom Function) raises its error. A declared op's function
     calls it first thing, and only when an input's version counter has moved (``x._vc and
     x._vc[0]``: the one read the usual call pays), as a view's history is stale only then."""
-    if STATE.inference or not STATE.grad_enabled:
+    if not STATE.grad_enabled or STATE.special and STATE.inference:
         return
-    tensors = [t for t in tensors if type(t) is Tensor]
-    if any(t.requires_grad for t in tensors):
-        for t in tensors:
-            t.grad_fn  # noqa: B018 - reading a stale view's history is the check
+    for t in tensors:
+        if type(t) is Tensor and t._requires_grad:
+            for u in tensors:
+                if type(u) is Tensor:
+                    u.grad_fn  # noqa: B018 - reading a stale view's history is the check
+            return
 
 
 # ---------------------------------------------------------------------------------- declaration
