@@ -28,7 +28,6 @@ from .builtin._builtin import (
     BuiltinFunction,
     namespace_of,
     needs_of,
-    new_node,
 )
 
 __all__ = ["Overload", "Op", "declare", "dispatch", "read_history", "ELEMENTWISE", "LINEAR",
@@ -377,7 +376,7 @@ def dispatch(ov: type, data, args: tuple):
             out._vc = None
             if STATE.grad_enabled:
                 pos = ov._edge_pos
-                # (new_node written out in the two hottest layouts)
+                # (the node made here in the two hottest layouts, as _record makes it)
                 if pos is _FIRST:
                     x = args[0]
                     if x._requires_grad and data.dtype.kind == "f":
@@ -400,8 +399,13 @@ def dispatch(ov: type, data, args: tuple):
                         link((out,), node, (a if type(a) is Tensor else None,
                                             b if type(b) is Tensor else None))
                         ov.setup_context(node, args, out)
-                elif _needs_grad(ov, args) and data.dtype.kind == "f":
-                    _record(ov, out, None, args)
+                else:
+                    for p in range(len(args)) if pos is None else pos:
+                        a = args[p]
+                        if type(a) is Tensor and a._requires_grad:
+                            if data.dtype.kind == "f":
+                                _record(ov, out, None, args)
+                            break
         if ov.is_view:
             make_view(out, args[0])
         return out
@@ -434,7 +438,10 @@ def _needs_grad(ov: type, args: tuple) -> bool:
 
 
 def _record(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> None:
-    node = new_node(ov, args)
+    node = _new(ov._backward_cls)
+    node.needs_input_grad = needs_of(args)
+    node._saved = ()
+    node._versions = None
     pos = ov._edge_pos
     if pos is None:
         edges = args[: len(args) - len(ov.args) + 1]  # (the list's tensors)
@@ -465,9 +472,7 @@ def _special(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> bool:
         propagate(ov, (out,) if outputs is None else outputs, args)
     if STATE.inference or not STATE.grad_enabled or out._data.dtype.kind != "f":
         return False
-    pos = ov._edge_pos
-    return any(type(args[p]) is Tensor and args[p]._requires_grad
-               for p in (range(len(args)) if pos is None else pos))
+    return _needs_grad(ov, args)
 
 
 def read_history(*tensors) -> None:

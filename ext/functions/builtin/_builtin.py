@@ -181,24 +181,6 @@ class BuiltinFunction(Function):
         return cls.forward(*args)
 
 
-def new_node(op: type, args: tuple) -> BuiltinNode:
-    """A fresh node of ``op`` for a call with ``args``, which of them need a gradient set, not
-    yet linked into the graph."""
-    node = _new(op._backward_cls)
-    if len(args) == 1:
-        # A one-argument op is recorded only when its input requires grad.
-        node.needs_input_grad = NEEDS_ONE
-    elif len(args) == 2:
-        a, b = args
-        node.needs_input_grad = NEEDS_TWO[type(a) is Tensor and a._requires_grad][
-            type(b) is Tensor and b._requires_grad]
-    else:
-        node.needs_input_grad = needs_of(args)
-    node._saved = ()
-    node._versions = None
-    return node
-
-
 def needs_of(args: tuple) -> tuple:
     """Which of ``args`` need a gradient (the tensors that require grad), as a shared tuple."""
     needs = tuple([type(a) is Tensor and a._requires_grad for a in args])
