@@ -646,8 +646,8 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
         a, b = inputs
         node._next = nexts = (_edge_node(a), _edge_node(b))
         node._nrs = _ZEROS[2]
-        if (nexts[0] is None and a is not None and a._requires_grad) or \
-                (nexts[1] is None and b is not None and b._requires_grad):
+        if None in nexts and ((nexts[0] is None and a is not None and a._requires_grad) or
+                              (nexts[1] is None and b is not None and b._requires_grad)):
             _no_edge(node, [i for i in (0, 1) if nexts[i] is None])
     else:
         nexts = []

@@ -396,8 +396,9 @@ def dispatch(ov: type, data, args: tuple):
                             needs_of(args)
                         node._saved = ()
                         node._versions = None
-                        link((out,), node, (a if type(a) is Tensor else None,
-                                            b if type(b) is Tensor else None))
+                        # (an operand that does not require grad has no edge, nor a history
+                        # to refresh)
+                        link((out,), node, (a if ra else None, b if rb else None))
                         ov.setup_context(node, args, out)
                 else:
                     for p in range(len(args)) if pos is None else pos:
