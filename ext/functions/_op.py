@@ -25,6 +25,7 @@ from ..autograd.views import MULTI_OUTPUT, make_view
 from .builtin._builtin import (
     NEEDS_ONE,
     NEEDS_TWO,
+    NEEDS_TWO_MORE,
     BuiltinFunction,
     namespace_of,
     needs_of,
@@ -392,8 +393,10 @@ def dispatch(ov: type, data, args: tuple):
                     rb = type(b) is Tensor and b._requires_grad
                     if (ra or rb) and data.dtype.kind == "f":
                         node = _new(ov._backward_cls)
-                        node.needs_input_grad = NEEDS_TWO[ra][rb] if len(args) == 2 else \
-                            needs_of(args)
+                        n = len(args)
+                        node.needs_input_grad = NEEDS_TWO[ra][rb] if n == 2 else \
+                            NEEDS_TWO_MORE[ra][rb] if n == 3 and type(args[2]) is not Tensor \
+                            else needs_of(args)
                         node._saved = ()
                         node._versions = None
                         # (an operand that does not require grad has no edge, nor a history

@@ -27,6 +27,8 @@ NEEDS_ONE = (True,)
 # needs_input_grad tuples are shared between nodes (they are immutable).
 _NEEDS: dict = {}
 NEEDS_TWO = (((False, False), (False, True)), ((True, False), (True, True)))
+# (and with a third argument that is not a tensor, as add's alpha)
+NEEDS_TWO_MORE = tuple(tuple(n + (False,) for n in pair) for pair in NEEDS_TWO)
 _SCALARS = (builtins.int, builtins.float, builtins.bool)
 
 
@@ -248,13 +250,19 @@ def wrapped_number(value) -> Tensor:
     return wrap(np.array(value, np.float64))
 
 
+# The ext package, imported on the first call of namespace_of (it imports this module).
+_EXT: list = []
+
+
 def namespace_of(x) -> object:
     """The module (``ext`` or ``torch``) of the tensor at hand, for Function bodies that need a
     free function such as ``zeros_like``."""
     if isinstance(x, Tensor):
-        import ext
+        if not _EXT:  # (imported once: an import statement costs a backward formula 0.1 us)
+            import ext
 
-        return ext
+            _EXT.append(ext)
+        return _EXT[0]
     import sys
 
     torch = sys.modules.get("torch")
