@@ -532,14 +532,6 @@ class InferenceVersion(list):
     __slots__ = ()
 
 
-def version_counter(t: Tensor) -> list | bool:
-    """The version counter that ``t`` shares with its aliases, made on first use."""
-    vc = t._vc
-    if vc is None:
-        vc = t._vc = [0]
-    return vc
-
-
 def views_follow_base(base: Tensor) -> None:
     """``base`` started or stopped requiring grad: its views that have no history of their own
     (made under no_grad, or before the base required grad) now read as it does."""
