@@ -237,15 +237,16 @@ class GraphTask:
              outputs: tuple) -> None:
         """Note whether the engine owns ``g``, the first gradient from ``fn`` buffered for a
         leaf without a ``.grad`` (a sum of two it always owns): it does when ``g`` is a result of
-        a trusted backward (``Node._fresh_results``) that is not one of the gradients it
-        received, not handed to another edge as well, and not seen by its post hooks."""
+        a trusted backward (``Node._fresh_results``) whose memory is not that of a gradient it
+        received, not handed to another edge as well, and not seen by its post hooks. (A view
+        of an array the backward made, as mm's transposed result, is owned too.)"""
         if not fn._fresh_results or (fn._hooks is not None and fn._hooks.post):
             return
-        data = g._data
+        memory = _memory(g)
         for x in grads:
-            if x is not None and x._data is data:
+            if x is not None and _memory(x) is memory:
                 return
-        if [x is not None and x._data is data for x in outputs].count(True) == 1:
+        if [x is not None and _memory(x) is memory for x in outputs].count(True) == 1:
             self.owned.add(acc)
 
     def _capture(self, fn: Node, grads: list) -> None:
@@ -264,6 +265,16 @@ class GraphTask:
         needed, targets = self.needed, self.targets
         return tuple([g if g is None or nf is None or nf in needed or nf in targets else None
                       for g, nf in zip(outputs, fn._next)])
+
+
+def _memory(t: Tensor):
+    """The object that owns the memory of ``t``'s array (the end of its chain of bases)."""
+    a = t._data
+    while True:
+        base = getattr(a, "base", None)
+        if base is None:
+            return a
+        a = base
 
 
 def _count_dependencies(roots: list[tuple[Node, int]]) -> dict[Node, int]:

@@ -274,8 +274,9 @@ class AccumulateGrad(Node):
 
     def _accumulate(self, grad: Tensor, create_graph: bool, owned: bool) -> None:
         """Add ``grad`` into ``.grad``: a first one is kept without a copy when the engine
-        ``owned`` it and it is not a view (torch's AccumulateGrad steals an unshared gradient
-        that obeys the leaf's layout), else copied: ``.grad`` never aliases another tensor."""
+        ``owned`` it (no other tensor shares its memory) and, if it is a view, it is laid out
+        as the copy would be (torch's AccumulateGrad steals an unshared gradient that obeys
+        the leaf's layout), else copied: ``.grad`` never aliases another tensor."""
         var = self.variable
         # The leaf may have changed since the graph was built: torch checks it here, at
         # backward time (detach_() or requires_grad_(False) since: no .grad).
@@ -290,7 +291,8 @@ class AccumulateGrad(Node):
             else:
                 g = _new(Tensor)
                 data = grad._data
-                g._data = data if owned and data.base is None else data.copy()
+                g._data = data if owned and (data.base is None or data.flags.c_contiguous and
+                                             data.flags.writeable) else data.copy()
                 g._requires_grad = False
                 g._grad_fn = None
                 g._output_nr = 0
