@@ -657,7 +657,7 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
         dead: list = []
         for i, t in enumerate(inputs):
             fn = None
-            if t is not None:
+            if type(t) is Tensor:  # (three or more inputs: anything else has no edge)
                 vc = t._vc
                 if vc and vc[0]:
                     _refresh_view(t)

@@ -456,6 +456,9 @@ def _record(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> None:
         edges = (a if type(a) is Tensor else None, b if type(b) is Tensor else None)
     elif ov.tensor_positions is None:
         edges = args  # (every argument is a tensor input)
+    elif type(ov._backward_cls._tensor_pos) is int:
+        # (the first arguments, three or more: link's loop passes over what is not a tensor)
+        edges = args[: ov._backward_cls._tensor_pos]
     else:
         edges = tuple([args[p] if type(args[p]) is Tensor else None for p in pos])
     if outputs is None:
