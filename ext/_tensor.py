@@ -89,6 +89,11 @@ def legacy_type_name(t: Tensor) -> str:
     return f"[ext.{FROM_NUMPY[t._data.dtype]._legacy} [{dims}]]"
 
 
+# ext.autograd.backward, which Tensor.backward imports on its first call (autograd builds on
+# this module).
+_ENGINE: list = []
+
+
 class Tensor:
     """A multi-dimensional array that records the operations applied to it for autograd."""
 
@@ -178,7 +183,7 @@ class Tensor:
     def grad_fn(self):
         """The Node that created this tensor (None for leaves)."""
         vc = self._vc
-        if vc and vc[0]:
+        if vc and vc[0] and getattr(self, "_view", None) is not None:
             from .autograd.views import refresh_view
 
             refresh_view(self)  # a view whose base changed in place reads its history anew
@@ -320,9 +325,11 @@ class Tensor:
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs=None) -> None:
         """Accumulate the gradient of this tensor w.r.t. graph leaves into their ``.grad``."""
-        from .autograd import backward
+        if not _ENGINE:  # (imported once: an import statement costs a small backward 3%)
+            from .autograd import backward
 
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+            _ENGINE.append(backward)
+        _ENGINE[0](self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ------------------------------------------------------------------ metadata
     @property
@@ -498,8 +505,8 @@ def wrap(data: np.ndarray) -> Tensor:
     t._grad = None
     # A version counter is made on first need (a view, an alias, an in-place op): None means
     # "version 0, not shared"; False marks an inference tensor, which has none (but see
-    # InferenceVersion).
-    t._vc = False if STATE.inference else None
+    # InferenceVersion). (``special`` first: a plain read, where ``inference`` is a property.)
+    t._vc = False if STATE.special and STATE.inference else None
     return t
 
 
@@ -523,14 +530,6 @@ class InferenceVersion(list):
     detaches from), which in-place writes bump; its views still have none."""
 
     __slots__ = ()
-
-
-def version_counter(t: Tensor) -> list | bool:
-    """The version counter that ``t`` shares with its aliases, made on first use."""
-    vc = t._vc
-    if vc is None:
-        vc = t._vc = [0]
-    return vc
 
 
 def views_follow_base(base: Tensor) -> None:

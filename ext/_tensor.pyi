@@ -29,6 +29,7 @@ CPU: Any
 def legacy_type_name(t: Tensor) -> str:
     """torch's legacy name of a tensor's type and shape, as in error messages:"""
     ...
+_ENGINE: Any
 
 class Tensor:
     """A multi-dimensional array that records the operations applied to it for autograd."""
@@ -746,9 +747,6 @@ def torch_strides(d: Any) -> tuple:
 class InferenceVersion(list):
     """The version counter of an inference tensor made by ``detach()`` or ``.data`` outside"""
 
-def version_counter(t: Tensor) -> list | bool:
-    """The version counter that ``t`` shares with its aliases, made on first use."""
-    ...
 def views_follow_base(base: Tensor) -> None:
     """``base`` started or stopped requiring grad: its views that have no history of their own"""
     ...

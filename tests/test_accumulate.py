@@ -84,3 +84,27 @@ def test_a_first_grad_is_a_copy_of_a_gradient_someone_else_holds(T):
     y = Keep.apply(x)
     y.sum().backward()
     assert not _shares(x.grad, y.grad_fn.kept)
+
+
+def test_leaf_grads_cut_from_one_array_stay_separate(T):
+    a = T.tensor([1.0, 2.0], requires_grad=True)
+    b = T.tensor([3.0, 4.0], requires_grad=True)
+    (T.stack([a, b]) * 2).sum().backward()
+    assert not _shares(a.grad, b.grad)
+    a.grad.mul_(3)
+    assert b.grad.tolist() == [2.0, 2.0]
+
+
+def test_linear_weight_and_bias_grads_are_their_own_and_writable(T, rng):
+    # (the weight's gradient is a transposed view of mm's result, the bias's a view of a sum)
+    x = T.tensor(rng.standard_normal((5, 3)))
+    w = T.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    b = T.tensor(rng.standard_normal(4), requires_grad=True)
+    g = T.tensor(rng.standard_normal((5, 4)))
+    T.nn.functional.linear(x, w, b).backward(g)
+    assert not _shares(w.grad, g) and not _shares(b.grad, g)
+    assert w.grad.stride() == (3, 1) and b.grad.stride() == (1,)
+    w.grad.mul_(2)
+    b.grad.mul_(2)
+    np.testing.assert_allclose(w.grad.numpy(), 2 * g.numpy().T @ x.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), 2 * g.numpy().sum(0), rtol=1e-12)

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from operator import attrgetter
 
 from .._state import STATE
 from .._tensor import Tensor
 from .anomaly_mode import apply_checked, check_nan
-from .graph import AccumulateGrad, Node
+from .graph import AccumulateGrad, Node, run_tensor_hooks
 
 __all__ = ["run_backward", "GraphTask"]
+
+_SEQ = attrgetter("_seq")
 
 
 def run_backward(roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_graph: bool,
@@ -35,11 +38,12 @@ class GraphTask:
     to it (``dependencies``) and its gradients so far (``buffers``, the not-ready buffer); the
     nodes to run when restricted to ``inputs`` (``needed``, None: all) and those inputs' nodes
     (``targets``); where each input edge of ``autograd.grad`` is ``captured``; the accumulators
-    whose gradient the engine ``owned``. Ready nodes wait in a heap of (-sequence_nr, tick,
-    node), the tick breaking ties first in first out; ready accumulators run first."""
+    whose gradient the engine ``owned``. While it runs, ready nodes wait in a heap of
+    (-sequence_nr, tick, node), the tick breaking ties first in first out; ready accumulators
+    run first."""
 
     __slots__ = ("keep_graph", "create_graph", "dependencies", "needed", "targets", "captures",
-                 "captured", "buffers", "owned", "ready", "accumulators", "tick")
+                 "captured", "buffers", "owned")
 
     def __init__(self, roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_graph: bool,
                  create_graph: bool, inputs: list[tuple[Node, int]] | None,
@@ -58,117 +62,133 @@ class GraphTask:
                     self.captures.setdefault(edge, []).append(i)
                 self.captured = [None] * len(inputs)
         self.owned: set = set()
-        self.ready: list = []
-        self.accumulators: list = []
-        self.tick = itertools.count().__next__
-        # The root gradients are buffered, and the roots that nothing else feeds made ready.
+        # The root gradients are buffered.
         buffers = self.buffers = {}
         for (fn, nr), g in zip(roots, root_grads):
             buf = buffers.get(fn)
             if buf is None:
                 buf = buffers[fn] = [None] * len(fn._out_meta)
             buf[nr] = g if buf[nr] is None else buf[nr] + g
-        for fn in buffers:
-            if self.dependencies.get(fn, 0) == 0:
-                if type(fn) is AccumulateGrad:
-                    self.accumulators.append(fn)
-                else:
-                    self.ready.append((-fn._seq, self.tick(), fn))
-        heapq.heapify(self.ready)
 
     def run(self) -> list | None:
         """Run the graph with grad mode set to ``create_graph``; the captured gradients of
-        ``autograd.grad`` (None for ``backward``)."""
+        ``autograd.grad`` (None for ``backward``). The hot loop: a node, then the gradients it
+        returns passed on to the nodes behind it; the rare paths are methods."""
         state = STATE
         prev_mode = state.grad_enabled
-        state.grad_enabled = self.create_graph
+        state.grad_enabled = create_graph = self.create_graph
         prev_tasks = state.backward_inputs
         state.backward_inputs = prev_tasks + (self.needed is not None,)
+        buffers, dependencies, keep_graph, owned = self.buffers, self.dependencies, \
+            self.keep_graph, self.owned
+        # The roots that nothing else feeds are ready.
+        ready: list = []
+        accumulators: list = []
+        tick = itertools.count().__next__
+        for fn in buffers:
+            if dependencies.get(fn, 0) == 0:
+                if type(fn) is AccumulateGrad:
+                    accumulators.append(fn)
+                else:
+                    ready.append((-fn._seq, tick(), fn))
+        heapq.heapify(ready)
+        restricted = self.needed is not None
+        # (autograd.grad fills no .grad: whether the engine owns a leaf's gradient is moot)
+        accumulate = self.captured is None
+        anomaly = state.special and state.anomaly
+        # The next node to run when it is the only one ready: a chain then never touches the heap.
+        fn = None
         try:
-            self._loop()
+            while True:
+                if accumulators:
+                    if fn is not None:
+                        heapq.heappush(ready, (-fn._seq, tick(), fn))
+                        fn = None
+                    acc = accumulators.pop(0)
+                    grads = buffers.pop(acc)
+                    var = acc.variable
+                    if acc._hooks is None and not restricted and \
+                            not getattr(var, "_backward_hooks", None) and \
+                            not getattr(var, "_post_acc_hooks", None):
+                        if grads[0] is not None:
+                            acc._accumulate(grads[0], create_graph, acc in owned)
+                    else:
+                        self._run_leaf(acc, grads)
+                    continue
+                if fn is None:
+                    if not ready:
+                        break
+                    fn = heapq.heappop(ready)[2]
+                grads = buffers.pop(fn)
+                hooks = fn._hooks
+                if restricted or hooks is not None:
+                    grads = self._prepare(fn, grads, hooks)
+                    if grads is None:
+                        fn = None
+                        continue
+
+                if not fn._skip_undefined or (grads[0] is not None if len(grads) == 1 else
+                                               any(g is not None for g in grads)):
+                    if anomaly:
+                        outputs = apply_checked(fn, grads, _validate_outputs)
+                    else:
+                        outputs = _validate_outputs(fn, fn._apply(grads))
+                else:
+                    outputs = (None,) * len(fn._next)
+                if restricted and fn._skip_undefined:
+                    outputs = self._only_needed(fn, outputs)
+                if not keep_graph:
+                    fn._release()
+                if hooks is not None and hooks.post:
+                    outputs = hooks.run_post(outputs, grads)
+                if anomaly and state.anomaly_check_nan:
+                    check_nan(fn, outputs)
+
+                following = None
+                for nf, nr, g in zip(fn._next, fn._nrs, outputs):
+                    if nf is None:
+                        continue
+                    if g is not None:
+                        buf = buffers.get(nf)
+                        if buf is None:
+                            if len(nf._out_meta) == 1:
+                                buffers[nf] = [g]
+                            else:
+                                buf = buffers[nf] = [None] * len(nf._out_meta)
+                                buf[nr] = g
+                            if type(nf) is AccumulateGrad and accumulate and \
+                                    nf.variable._grad is None:
+                                self._own(nf, g, fn, grads, outputs)
+                        else:
+                            old = buf[nr]
+                            if old is None:
+                                buf[nr] = g
+                                if type(nf) is AccumulateGrad and accumulate and \
+                                        nf.variable._grad is None:
+                                    self._own(nf, g, fn, grads, outputs)
+                            else:
+                                buf[nr] = old + g
+                                if type(nf) is AccumulateGrad:
+                                    owned.add(nf)  # (the engine made the sum)
+                    elif nf not in buffers:
+                        buffers[nf] = [None] * len(nf._out_meta)
+                    left = dependencies[nf] - 1
+                    dependencies[nf] = left
+                    if left == 0:
+                        if type(nf) is AccumulateGrad:
+                            accumulators.append(nf)
+                        elif following is None and not ready:
+                            following = nf
+                        else:
+                            if following is not None:
+                                heapq.heappush(ready, (-following._seq, tick(), following))
+                                following = None
+                            heapq.heappush(ready, (-nf._seq, tick(), nf))
+                fn = following
         finally:
             state.grad_enabled = prev_mode
             state.backward_inputs = prev_tasks
         return self.captured
-
-    def _loop(self) -> None:
-        """Run nodes until none is ready: a node, then the gradients it returns passed on to the
-        nodes behind it (the hot loop: the rare paths are methods)."""
-        buffers, dependencies, ready = self.buffers, self.dependencies, self.ready
-        accumulators, tick, keep_graph = self.accumulators, self.tick, self.keep_graph
-        restricted = self.needed is not None
-        anomaly = STATE.anomaly
-        # The next node to run when it is the only one ready: a chain then never touches the heap.
-        fn = None
-        while True:
-            if accumulators:
-                if fn is not None:
-                    heapq.heappush(ready, (-fn._seq, tick(), fn))
-                fn = accumulators.pop(0)
-                self._run_leaf(fn, buffers.pop(fn))
-                fn = None
-                continue
-            if fn is None:
-                if not ready:
-                    break
-                fn = heapq.heappop(ready)[2]
-            grads = buffers.pop(fn)
-            hooks = fn._hooks
-            if restricted or hooks is not None:
-                grads = self._prepare(fn, grads, hooks)
-                if grads is None:
-                    fn = None
-                    continue
-
-            if not fn._skip_undefined or (grads[0] is not None if len(grads) == 1 else
-                                           any(g is not None for g in grads)):
-                if anomaly:
-                    outputs = apply_checked(fn, grads, _validate_outputs)
-                else:
-                    outputs = _validate_outputs(fn, fn._apply(grads))
-            else:
-                outputs = (None,) * len(fn._next)
-            if restricted and fn._skip_undefined:
-                outputs = self._only_needed(fn, outputs)
-            if not keep_graph:
-                fn._release()
-            if hooks is not None and hooks.post:
-                outputs = hooks.run_post(outputs, grads)
-            if anomaly and STATE.anomaly_check_nan:
-                check_nan(fn, outputs)
-
-            following = None
-            for nf, nr, g in zip(fn._next, fn._nrs, outputs):
-                if nf is None:
-                    continue
-                if type(nf) is AccumulateGrad:
-                    self._buffer_leaf(nf, g, fn, grads, outputs)
-                elif g is not None:
-                    buf = buffers.get(nf)
-                    if buf is None:
-                        if len(nf._out_meta) == 1:
-                            buffers[nf] = [g]
-                        else:
-                            buf = buffers[nf] = [None] * len(nf._out_meta)
-                            buf[nr] = g
-                    else:
-                        old = buf[nr]
-                        buf[nr] = g if old is None else old + g
-                elif nf not in buffers:
-                    buffers[nf] = [None] * len(nf._out_meta)
-                left = dependencies[nf] - 1
-                dependencies[nf] = left
-                if left == 0:
-                    if type(nf) is AccumulateGrad:
-                        accumulators.append(nf)
-                    elif following is None and not ready:
-                        following = nf
-                    else:
-                        if following is not None:
-                            heapq.heappush(ready, (-following._seq, tick(), following))
-                            following = None
-                        heapq.heappush(ready, (-nf._seq, tick(), nf))
-            fn = following
 
     def _prepare(self, fn: Node, grads: list, hooks) -> list | None:
         """Before a node runs: the captures of ``autograd.grad``, its tensor hooks (with
@@ -182,7 +202,9 @@ class GraphTask:
         if self.captures is not None and runs:
             self._capture(fn, grads)
         if type(fn) is AccumulateGrad:
-            grads = fn.run_tensor_hooks(grads)
+            table = getattr(fn.variable, "_backward_hooks", None)
+            if table:
+                grads = run_tensor_hooks(table, grads, 0)
         elif hooks is not None:
             grads = hooks.run_tensor_pre(grads)
         if not runs:
@@ -211,32 +233,20 @@ class GraphTask:
         if hooks is not None and hooks.post:
             hooks.run_post((), grads)
 
-    def _buffer_leaf(self, acc: AccumulateGrad, g: Tensor | None, fn: Node, grads: list,
-                     outputs: tuple) -> None:
-        """Buffer ``g``, a gradient from ``fn`` for the leaf of ``acc``, and note whether the
-        engine owns it. It does when it made it: a sum of two gradients, or a result of a
-        trusted backward (``Node._fresh_results``) that is not one of the gradients it received,
-        not handed to another edge as well, and not seen by its post hooks."""
-        buf = self.buffers.get(acc)
-        if buf is None:
-            buf = self.buffers[acc] = [None]
-        if g is None:
+    def _own(self, acc: AccumulateGrad, g: Tensor, fn: Node, grads: list,
+             outputs: tuple) -> None:
+        """Note whether the engine owns ``g``, the first gradient from ``fn`` buffered for a
+        leaf without a ``.grad`` (a sum of two it always owns): it does when ``g`` is a result of
+        a trusted backward (``Node._fresh_results``) whose memory is not that of a gradient it
+        received, not handed to another edge as well, and not seen by its post hooks. (A view
+        of an array the backward made, as mm's transposed result, is owned too.)"""
+        if not fn._fresh_results or (fn._hooks is not None and fn._hooks.post):
             return
-        old = buf[0]
-        if old is not None:
-            buf[0] = old + g
-            self.owned.add(acc)
-            return
-        buf[0] = g
-        # (only a first gradient is ever kept: spare the check when the leaf has a .grad)
-        if acc.variable._grad is not None or not fn._fresh_results or \
-                (fn._hooks is not None and fn._hooks.post):
-            return
-        data = g._data
+        memory = _memory(g)
         for x in grads:
-            if x is not None and x._data is data:
+            if x is not None and _memory(x) is memory:
                 return
-        if [x is not None and x._data is data for x in outputs].count(True) == 1:
+        if [x is not None and _memory(x) is memory for x in outputs].count(True) == 1:
             self.owned.add(acc)
 
     def _capture(self, fn: Node, grads: list) -> None:
@@ -255,6 +265,16 @@ class GraphTask:
         needed, targets = self.needed, self.targets
         return tuple([g if g is None or nf is None or nf in needed or nf in targets else None
                       for g, nf in zip(outputs, fn._next)])
+
+
+def _memory(t: Tensor):
+    """The object that owns the memory of ``t``'s array (the end of its chain of bases)."""
+    a = t._data
+    while True:
+        base = getattr(a, "base", None)
+        if base is None:
+            return a
+        a = base
 
 
 def _count_dependencies(roots: list[tuple[Node, int]]) -> dict[Node, int]:
@@ -284,17 +304,27 @@ def _needed_nodes(dependencies: dict, roots: list, inputs: list, run_targets: bo
     ``backward(inputs=...)`` also runs the node of a non-leaf input (``run_targets``);
     ``autograd.grad`` only captures the gradient that reaches it.
     """
-    targets = {fn for fn, _ in inputs}
-    nodes = set(dependencies) | {fn for fn, _ in roots}
-    reach = set()
-    # Inputs of a node were created before it, so ascending sequence order sees them first.
-    for fn in sorted(nodes, key=lambda n: n._seq if type(n) is not AccumulateGrad else -1):
-        if fn in targets or any(nf in reach for nf in fn._next if nf is not None):
-            reach.add(fn)
+    nodes = set(dependencies)
+    for fn, _ in roots:
+        nodes.add(fn)
+    reach = nodes.intersection([fn for fn, _ in inputs])
+    # Inputs of a node were created before it, so ascending sequence order sees them first
+    # (accumulators, which have no edges, come last).
+    for fn in sorted(nodes, key=_SEQ):
+        if fn not in reach:
+            for nf in fn._next:
+                if nf in reach:
+                    reach.add(fn)
+                    break
     if run_targets:
         return reach
-    return {fn for fn in reach
-            if any(nf in reach for nf in fn._next if nf is not None)}
+    needed = set()
+    for fn in reach:
+        for nf in fn._next:
+            if nf in reach:
+                needed.add(fn)
+                break
+    return needed
 
 
 def _validate_outputs(fn: Node, outputs: tuple) -> tuple:

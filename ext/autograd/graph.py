@@ -261,11 +261,6 @@ class AccumulateGrad(Node):
         self._out_meta = ((variable._data.shape, variable._data.dtype),)
         self._hooks = None
 
-    def run_tensor_hooks(self, grads: list) -> list:
-        """The leaf's ``Tensor.register_hook`` hooks, on its gradient."""
-        table = getattr(self.variable, "_backward_hooks", None)
-        return run_tensor_hooks(table, grads, 0) if table else grads
-
     def run_post_accumulate_hooks(self) -> None:
         """The leaf's ``register_post_accumulate_grad_hook`` hooks, which return nothing."""
         variable = self.variable
@@ -279,8 +274,9 @@ class AccumulateGrad(Node):
 
     def _accumulate(self, grad: Tensor, create_graph: bool, owned: bool) -> None:
         """Add ``grad`` into ``.grad``: a first one is kept without a copy when the engine
-        ``owned`` it and it is not a view (torch's AccumulateGrad steals an unshared gradient
-        that obeys the leaf's layout), else copied: ``.grad`` never aliases another tensor."""
+        ``owned`` it (no other tensor shares its memory) and, if it is a view, it is laid out
+        as the copy would be (torch's AccumulateGrad steals an unshared gradient that obeys
+        the leaf's layout), else copied: ``.grad`` never aliases another tensor."""
         var = self.variable
         # The leaf may have changed since the graph was built: torch checks it here, at
         # backward time (detach_() or requires_grad_(False) since: no .grad).
@@ -295,7 +291,8 @@ class AccumulateGrad(Node):
             else:
                 g = _new(Tensor)
                 data = grad._data
-                g._data = data if owned and data.base is None else data.copy()
+                g._data = data if owned and (data.base is None or data.flags.c_contiguous and
+                                             data.flags.writeable) else data.copy()
                 g._requires_grad = False
                 g._grad_fn = None
                 g._output_nr = 0
@@ -329,9 +326,10 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
 
 
 def _refresh_view(t: Tensor) -> None:
-    from .views import refresh_view  # (views.py builds on this module)
+    if getattr(t, "_view", None) is not None:  # (only a view's history can be stale)
+        from .views import refresh_view  # (views.py builds on this module)
 
-    refresh_view(t)
+        refresh_view(t)
 
 
 def gradient_edge(t: Tensor) -> tuple:
@@ -650,8 +648,8 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
         a, b = inputs
         node._next = nexts = (_edge_node(a), _edge_node(b))
         node._nrs = _ZEROS[2]
-        if (nexts[0] is None and a is not None and a._requires_grad) or \
-                (nexts[1] is None and b is not None and b._requires_grad):
+        if None in nexts and ((nexts[0] is None and a is not None and a._requires_grad) or
+                              (nexts[1] is None and b is not None and b._requires_grad)):
             _no_edge(node, [i for i in (0, 1) if nexts[i] is None])
     else:
         nexts = []
@@ -659,7 +657,7 @@ def link(outputs: tuple, node: Node, inputs: tuple) -> None:
         dead: list = []
         for i, t in enumerate(inputs):
             fn = None
-            if t is not None:
+            if type(t) is Tensor:  # (three or more inputs: anything else has no edge)
                 vc = t._vc
                 if vc and vc[0]:
                     _refresh_view(t)

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._dtype import FROM_NUMPY
 from .._state import STATE
-from .._tensor import Tensor, version_counter, views_follow_base, wrap
+from .._tensor import Tensor, views_follow_base, wrap
 from .engine import sum_to
 from .graph import (
     ERR_BACKWARD_TWICE,
@@ -25,6 +25,8 @@ from .graph import (
     output_meta,
 )
 
+_new = object.__new__
+
 # How a view was made, which decides whether it may be modified in place (torch's CreationMeta).
 DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT, IN_CUSTOM_FUNCTION = range(4)
 
@@ -32,16 +34,10 @@ DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT, IN_CUSTOM_FUNCTION = range(4)
 class ViewInfo:
     """What a view knows of its base: the base itself, how it was made, the version of the
     shared counter when its grad_fn was last correct, and whether it was asked to require grad
-    itself (a view without history otherwise requires grad exactly when its base does)."""
+    itself (a view without history otherwise requires grad exactly when its base does). Made
+    by ``make_view`` only, which fills its slots itself (a call less per view op)."""
 
     __slots__ = ("base", "creation", "version", "op", "own_requires_grad")
-
-    def __init__(self, base: Tensor, creation: int, version: int, op: str) -> None:
-        self.base = base
-        self.creation = creation
-        self.version = version
-        self.op = op
-        self.own_requires_grad = False
 
 
 def make_view(out: Tensor, x: Tensor, creation: int = DEFAULT, op: str = "") -> Tensor:
@@ -56,7 +52,7 @@ def make_view(out: Tensor, x: Tensor, creation: int = DEFAULT, op: str = "") -> 
     base = x if info is None else info.base
     vc = base._vc
     if vc is None:
-        vc = version_counter(base)
+        vc = base._vc = [0]
     elif type(vc) is not list:
         # As in torch, a view of an inference tensor is an inference tensor with no version
         # counter, and not a view at all (no _base); it never requires grad.
@@ -70,14 +66,26 @@ def make_view(out: Tensor, x: Tensor, creation: int = DEFAULT, op: str = "") -> 
         creation = NO_GRAD_MODE
     elif creation == DEFAULT and info is not None:
         creation = info.creation
-    out._view = ViewInfo(base, creation, vc[0], op)
-    if STATE.inference and STATE.fw_level is not None:
+    out._view = made = _new(ViewInfo)
+    made.base = base
+    made.creation = creation
+    made.version = vc[0]
+    made.op = op
+    made.own_requires_grad = False
+    # (``special`` first: a plain read, where the rare modes are properties)
+    inference = STATE.special and STATE.inference
+    if inference and STATE.fw_level is not None:
         _inherit_tangent(out, x)
     if base._requires_grad:
-        if grad_mode and not STATE.inference:
+        if grad_mode and not inference:
             return out  # its op records a node for it
         out._requires_grad = True
-    follow_base_requires_grad(out, vc)
+    # It has no history of its own: it learns when its base starts (or stops) requiring grad
+    # through the shared version counter, which keeps a weak reference to it (and now and then
+    # drops the views that are gone).
+    if len(vc) > 64 and len(vc) & (len(vc) - 1) == 0:
+        vc[1:] = [r for r in vc[1:] if r() is not None]
+    vc.append(weakref.ref(out))
     return out
 
 
@@ -118,15 +126,6 @@ def _same_geometry(a: np.ndarray, view: np.ndarray, of: np.ndarray) -> np.ndarra
     interface.update(data=(interface["data"][0] + offset, not a.flags.writeable),
                      shape=view.shape, strides=view.strides)
     return np.asarray(_Interface(interface, a))
-
-
-def follow_base_requires_grad(view: Tensor, vc: list) -> None:
-    """Let ``view``, which has no history of its own, learn when its base starts (or stops)
-    requiring grad: the shared version counter keeps a weak reference to it."""
-    if len(vc) > 64 and len(vc) & (len(vc) - 1) == 0:
-        # Now and then drop the views that are gone.
-        vc[1:] = [r for r in vc[1:] if r() is not None]
-    vc.append(weakref.ref(view))
 
 
 def _view_name(node) -> str:

@@ -22,7 +22,14 @@ from .._state import STATE
 from .._tensor import Tensor, wrap
 from ..autograd.graph import link
 from ..autograd.views import MULTI_OUTPUT, make_view
-from .builtin._builtin import BuiltinFunction, namespace_of, new_node
+from .builtin._builtin import (
+    NEEDS_ONE,
+    NEEDS_TWO,
+    NEEDS_TWO_MORE,
+    BuiltinFunction,
+    namespace_of,
+    needs_of,
+)
 
 __all__ = ["Overload", "Op", "declare", "dispatch", "read_history", "ELEMENTWISE", "LINEAR",
            "JOINTLY_LINEAR",
@@ -137,7 +144,6 @@ class Overload(BuiltinFunction):
     _edge_pos: tuple = _FIRST
     _linked: int | None = 1
     _derived = True  # (setup_context made from the declared saves)
-    _plain = False  # (one tensor input, the first; one output; not a view)
     _method = ""  # (set by declare: the Tensor method that runs the op, if it has one)
     _aten = ""  # (set by declare: the op's aten name)
 
@@ -186,7 +192,6 @@ class Overload(BuiltinFunction):
         cls._edge_pos = None if cls.variadic else _FIRST if pos == _FIRST else \
             _PAIR if pos == _PAIR else pos
         cls._linked = len(cls.outputs) - len(cls.non_differentiable)
-        cls._plain = cls._edge_pos is _FIRST and len(cls.outputs) == 1 and not cls.is_view
         if cls.outputs[cls._linked:] != cls.non_differentiable:
             raise TypeError(f"{cls.__name__}: non-differentiable outputs come last")
         if cls.returns_list:
@@ -363,59 +368,94 @@ def dispatch(ov: type, data, args: tuple):
     of arrays or None for several outputs): wrapped, and recorded only when grad mode is on, an
     input requires grad and the result is floating (the rare modes, forward AD and inference,
     look at every op)."""
-    if type(data) is tuple:
-        # (None for an output not computed, as a backward op's unneeded gradient)
-        outputs = tuple([None if d is None else wrap(d) for d in data])
-        out = outputs[0]
+    if type(data) is not tuple:
+        # (one output, the common case: written out, wrap's body too, as each call and check
+        # costs a small op about 1% of its time, benchmarks/ops.py)
+        if type(data) is not np.ndarray:
+            data = np.asarray(data)
+        out = _new(Tensor)
+        out._data = data
+        out._requires_grad = False
+        out._grad_fn = None
+        out._output_nr = 0
+        out._grad = None
+        if STATE.special:
+            out._vc = False if STATE.inference else None
+            if _special(ov, out, None, args):
+                _record(ov, out, None, args)
+        else:
+            out._vc = None
+            if STATE.grad_enabled:
+                pos = ov._edge_pos
+                # (the node made here in the two hottest layouts, as _record makes it)
+                if pos is _FIRST:
+                    x = args[0]
+                    if x._requires_grad and data.dtype.kind == "f":
+                        node = _new(ov._backward_cls)
+                        node.needs_input_grad = NEEDS_ONE if len(args) == 1 else needs_of(args)
+                        node._saved = ()
+                        node._versions = None
+                        link((out,), node, (x,))
+                        ov.setup_context(node, args, out)
+                elif pos is _PAIR:  # (a binary op: told without a loop, among the hottest)
+                    a, b = args[0], args[1]
+                    ra = type(a) is Tensor and a._requires_grad
+                    rb = type(b) is Tensor and b._requires_grad
+                    if (ra or rb) and data.dtype.kind == "f":
+                        node = _new(ov._backward_cls)
+                        n = len(args)
+                        node.needs_input_grad = NEEDS_TWO[ra][rb] if n == 2 else \
+                            NEEDS_TWO_MORE[ra][rb] if n == 3 and type(args[2]) is not Tensor \
+                            else needs_of(args)
+                        node._saved = ()
+                        node._versions = None
+                        # (an operand that does not require grad has no edge, nor a history
+                        # to refresh)
+                        link((out,), node, (a if ra else None, b if rb else None))
+                        ov.setup_context(node, args, out)
+                else:
+                    for p in range(len(args)) if pos is None else pos:
+                        a = args[p]
+                        if type(a) is Tensor and a._requires_grad:
+                            if data.dtype.kind == "f":
+                                _record(ov, out, None, args)
+                            break
+        if ov.is_view:
+            make_view(out, args[0])
+        return out
+    # (None for an output not computed, as a backward op's unneeded gradient)
+    outputs = tuple([None if d is None else wrap(d) for d in data])
+    out = outputs[0]
+    if out is None:
+        out = next((o for o in outputs if o is not None), None)
         if out is None:
-            out = next((o for o in outputs if o is not None), None)
-            if out is None:
-                return outputs
-    else:
-        out = wrap(data)
-        if ov._plain and not STATE.special:
-            # (the common case written out: one tensor input, one output, no view; the general
-            # path below costs a small op a few percent, benchmarks/ops.py)
-            x = args[0]
-            if x._requires_grad and STATE.grad_enabled and out._data.dtype.kind == "f":
-                node = new_node(ov, args)
-                link((out,), node, (x,))
-                ov.setup_context(node, args, out)
-            return out
-        outputs = None
+            return outputs
     if STATE.special:
         if _special(ov, out, outputs, args):
             _record(ov, out, outputs, args)
-    elif STATE.grad_enabled:
-        pos = ov._edge_pos
-        if pos is _FIRST:
-            if args[0]._requires_grad and out._data.dtype.kind == "f":
-                _record(ov, out, outputs, args)
-        elif pos is _PAIR:  # (a binary op: told without a loop, as it is among the hottest)
-            a, b = args[0], args[1]
-            if (type(a) is Tensor and a._requires_grad or type(b) is Tensor and b._requires_grad) \
-                    and out._data.dtype.kind == "f":
-                _record(ov, out, outputs, args)
-        else:
-            for p in range(len(args)) if pos is None else pos:
-                a = args[p]
-                if type(a) is Tensor and a._requires_grad:
-                    if out._data.dtype.kind == "f":
-                        _record(ov, out, outputs, args)
-                    break
+    elif STATE.grad_enabled and _needs_grad(ov, args) and out._data.dtype.kind == "f":
+        _record(ov, out, outputs, args)
     if ov.is_view:
-        if outputs is None:
-            make_view(out, args[0])
-        else:
-            for o in outputs:
-                make_view(o, args[0], MULTI_OUTPUT)
-    if outputs is None:
-        return out
+        for o in outputs:
+            make_view(o, args[0], MULTI_OUTPUT)
     return outputs if ov.returns is None else ov.returns(*outputs)
 
 
+def _needs_grad(ov: type, args: tuple) -> bool:
+    """Whether a tensor input of ``ov`` among ``args`` requires grad."""
+    pos = ov._edge_pos
+    for p in range(len(args)) if pos is None else pos:
+        a = args[p]
+        if type(a) is Tensor and a._requires_grad:
+            return True
+    return False
+
+
 def _record(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> None:
-    node = new_node(ov, args)
+    node = _new(ov._backward_cls)
+    node.needs_input_grad = needs_of(args)
+    node._saved = ()
+    node._versions = None
     pos = ov._edge_pos
     if pos is None:
         edges = args[: len(args) - len(ov.args) + 1]  # (the list's tensors)
@@ -426,6 +466,9 @@ def _record(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> None:
         edges = (a if type(a) is Tensor else None, b if type(b) is Tensor else None)
     elif ov.tensor_positions is None:
         edges = args  # (every argument is a tensor input)
+    elif type(ov._backward_cls._tensor_pos) is int:
+        # (the first arguments, three or more: link's loop passes over what is not a tensor)
+        edges = args[: ov._backward_cls._tensor_pos]
     else:
         edges = tuple([args[p] if type(args[p]) is Tensor else None for p in pos])
     if outputs is None:
@@ -446,9 +489,7 @@ def _special(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> bool:
         propagate(ov, (out,) if outputs is None else outputs, args)
     if STATE.inference or not STATE.grad_enabled or out._data.dtype.kind != "f":
         return False
-    pos = ov._edge_pos
-    return any(type(args[p]) is Tensor and args[p]._requires_grad
-               for p in (range(len(args)) if pos is None else pos))
+    return _needs_grad(ov, args)
 
 
 def read_history(*tensors) -> None:
@@ -458,12 +499,14 @@ def read_history(*tensors) -> None:
     several outputs, returned by a custom Function) raises its error. A declared op's function
     calls it first thing, and only when an input's version counter has moved (``x._vc and
     x._vc[0]``: the one read the usual call pays), as a view's history is stale only then."""
-    if STATE.inference or not STATE.grad_enabled:
+    if not STATE.grad_enabled or STATE.special and STATE.inference:
         return
-    tensors = [t for t in tensors if type(t) is Tensor]
-    if any(t.requires_grad for t in tensors):
-        for t in tensors:
-            t.grad_fn  # noqa: B018 - reading a stale view's history is the check
+    for t in tensors:
+        if type(t) is Tensor and t._requires_grad:
+            for u in tensors:
+                if type(u) is Tensor:
+                    u.grad_fn  # noqa: B018 - reading a stale view's history is the check
+            return
 
 
 # ---------------------------------------------------------------------------------- declaration

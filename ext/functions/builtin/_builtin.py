@@ -23,10 +23,12 @@ __all__ = ["BuiltinFunction", "BuiltinNode", "as_array", "binary_operands",
            "namespace_of", "not_differentiable_checks"]
 
 _new = object.__new__
-_NEEDS_ONE = (True,)
+NEEDS_ONE = (True,)
 # needs_input_grad tuples are shared between nodes (they are immutable).
 _NEEDS: dict = {}
-_NEEDS_TWO = (((False, False), (False, True)), ((True, False), (True, True)))
+NEEDS_TWO = (((False, False), (False, True)), ((True, False), (True, True)))
+# (and with a third argument that is not a tensor, as add's alpha)
+NEEDS_TWO_MORE = tuple(tuple(n + (False,) for n in pair) for pair in NEEDS_TWO)
 _SCALARS = (builtins.int, builtins.float, builtins.bool)
 
 
@@ -181,23 +183,10 @@ class BuiltinFunction(Function):
         return cls.forward(*args)
 
 
-def new_node(op: type, args: tuple) -> BuiltinNode:
-    """A fresh node of ``op`` for a call with ``args``, which of them need a gradient set, not
-    yet linked into the graph."""
-    node = _new(op._backward_cls)
-    if len(args) == 1:
-        # A one-argument op is recorded only when its input requires grad.
-        node.needs_input_grad = _NEEDS_ONE
-    elif len(args) == 2:
-        a, b = args
-        node.needs_input_grad = _NEEDS_TWO[type(a) is Tensor and a._requires_grad][
-            type(b) is Tensor and b._requires_grad]
-    else:
-        needs = tuple([type(a) is Tensor and a._requires_grad for a in args])
-        node.needs_input_grad = _NEEDS.setdefault(needs, needs)
-    node._saved = ()
-    node._versions = None
-    return node
+def needs_of(args: tuple) -> tuple:
+    """Which of ``args`` need a gradient (the tensors that require grad), as a shared tuple."""
+    needs = tuple([type(a) is Tensor and a._requires_grad for a in args])
+    return _NEEDS.setdefault(needs, needs)
 
 
 def not_differentiable_checks(name: str, *inputs) -> None:
@@ -261,13 +250,19 @@ def wrapped_number(value) -> Tensor:
     return wrap(np.array(value, np.float64))
 
 
+# The ext package, imported on the first call of namespace_of (it imports this module).
+_EXT: list = []
+
+
 def namespace_of(x) -> object:
     """The module (``ext`` or ``torch``) of the tensor at hand, for Function bodies that need a
     free function such as ``zeros_like``."""
     if isinstance(x, Tensor):
-        import ext
+        if not _EXT:  # (imported once: an import statement costs a backward formula 0.1 us)
+            import ext
 
-        return ext
+            _EXT.append(ext)
+        return _EXT[0]
     import sys
 
     torch = sys.modules.get("torch")

@@ -217,7 +217,7 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
         check_overlap(t, op, args)
     if kwargs:
         check_overlap(t, op, kwargs.values())
-    recording = requires_grad and STATE.grad_enabled and not STATE.inference
+    recording = requires_grad and STATE.grad_enabled and not (STATE.special and STATE.inference)
     if not recording:
         if not kwargs and len(args) == 1 and not STATE.special and _write_direct(t, op, args[0]):
             return t
@@ -229,7 +229,7 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
             STATE.grad_enabled = prev
         _write(t, result, getattr(op, "writes_through_aliases", False))
         bump_version(t)
-        if STATE.fw_level is not None and not STATE.inference:
+        if STATE.special and STATE.fw_level is not None and not STATE.inference:
             from ...autograd.forward_ad import write_tangent
 
             write_tangent(t, result)
@@ -257,7 +257,7 @@ def apply_inplace(t: Tensor, op, *args, **kwargs) -> Tensor:
         _keep_value(old)
     _write(t, result, getattr(op, "writes_through_aliases", False))
     bump_version(t)
-    if STATE.fw_level is not None and not STATE.inference:
+    if STATE.special and STATE.fw_level is not None and not STATE.inference:
         from ...autograd.forward_ad import write_tangent
 
         write_tangent(t, result)

@@ -134,7 +134,8 @@ def _sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         return dispatch(SumAll, np.add.reduce(d, axis=None, dtype=_sum_dtype(d, dtype)), (x,))
     data = np.add.reduce(d, axis=_axes(dim, d.ndim), keepdims=keepdim,
                          dtype=_sum_dtype(d, dtype, "sum", dim))
-    return dispatch(SumDim, data, (x, _as_dim_tuple(dim), keepdim))
+    return dispatch(SumDim, data, (x, (dim,) if type(dim) is int else _as_dim_tuple(dim),
+                                   keepdim))
 
 
 sum = declare("sum", SumAll, SumDim, function=_sum)  # noqa: A001 - torch's name
