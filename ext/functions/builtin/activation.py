@@ -342,8 +342,10 @@ class Addmm(Overload):
             if len(bias) == 1 and grad.shape[0] != 1 and bias[0] == grad.shape[1]:
                 # A 1-D bias added to every row: its gradient is the column sums, taken here as
                 # torch's sum_to takes them (benchmarks/ops.py: F.linear; the engine's generic
-                # reduction of a broadcast gradient cost a third of the backward)
-                gb = gb.sum(0, keepdim=True).view(bias)
+                # reduction of a broadcast gradient cost a third of the backward); the view
+                # that gives a graph torch's shape is left out when no graph is built
+                gb = gb.sum(0, keepdim=True).view(bias) if namespace_of(grad).is_grad_enabled() \
+                    else gb.sum(0)
         g1 = g2 = None
         # A matrix's gradient is made in the matrix's own layout, as torch does: the gradient
         # of a transposed (column-major) weight then reaches the weight row-major, with no
