@@ -795,9 +795,9 @@ def _cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     acc = _sum_dtype(d, dtype, "cumsum", dim)
     pos = _wrap_dim(dim, d.ndim)
     # torch's result is contiguous whatever the input's layout (a reshape of it is a view);
-    # inf - inf gives its nan silently
+    # inf - inf gives its nan silently (np.add.accumulate is np.cumsum without its wrapper)
     with np.errstate(invalid="ignore", over="ignore"):
-        data = (np.cumsum(np.asarray(d, order="C"), axis=pos, dtype=acc) if d.ndim
+        data = (np.add.accumulate(np.asarray(d, order="C"), axis=pos, dtype=acc) if d.ndim
                 else d.astype(acc or d.dtype))
     return dispatch(Cumsum, data, (x, dim))
 
@@ -843,7 +843,8 @@ _RUNNING = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32}
 
 
 def _running(kernel, d: np.ndarray, axis: int) -> np.ndarray:
-    """``np.cumprod``/``np.cumsum`` along ``axis`` as torch's CPU kernel computes it."""
+    """``np.multiply.accumulate``/``np.add.accumulate`` (cumprod and cumsum without their
+    wrappers) along ``axis`` as torch's CPU kernel computes it."""
     acc = _RUNNING.get(d.dtype)
     with np.errstate(over="ignore", invalid="ignore"):  # (torch's inf and nan come silently)
         if acc is None:
@@ -901,7 +902,8 @@ def _cumprod_backward_zeros(g: np.ndarray, x: np.ndarray, dim: int, w: np.ndarra
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         # k < z1: the reversed running sum of grad * result over [k, z1), divided by x_k
         before = count == 0
-        rsum = np.flip(_running(np.cumsum, np.flip(np.where(before, w, 0), dim), dim), dim)
+        rsum = np.flip(_running(np.add.accumulate, np.flip(np.where(before, w, 0), dim), dim),
+                       dim)
         grad_input[before] = (rsum / x)[before]
         # k = z1: (prod x[:z1]) * sum_{z1 <= j < z2} grad_j * prod x(z1, j]
         between = count == 1
@@ -911,7 +913,8 @@ def _cumprod_backward_zeros(g: np.ndarray, x: np.ndarray, dim: int, w: np.ndarra
         np.put_along_axis(first_mask, first, True, axis=dim)
         first_mask &= between
         between &= ~first_mask
-        runs = _running(np.cumprod, np.where(between, x, 1).astype(g.dtype, copy=False), dim)
+        runs = _running(np.multiply.accumulate,
+                        np.where(between, x, 1).astype(g.dtype, copy=False), dim)
         total = np.add.reduce(runs * np.where(count != 1, 0, g), axis=dim, keepdims=True)
         prefix = np.take_along_axis(out, np.maximum(first - 1, 0), axis=dim)
         total = total * np.where(first == 0, 1, prefix)
@@ -928,7 +931,8 @@ def _cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
         d = d.astype(np.int64)  # integer and bool products run in int64, as in torch
     pos = _wrap_dim(dim, d.ndim)
     # torch's result is contiguous whatever the input's layout
-    data = _running(np.cumprod, np.asarray(d, order="C"), pos) if d.ndim else d.copy()
+    data = (_running(np.multiply.accumulate, np.asarray(d, order="C"), pos) if d.ndim
+            else d.copy())
     return dispatch(Cumprod, data, (x, dim))
 
 
