@@ -7,6 +7,9 @@ that this never happens when something else still sees the same values.
 from __future__ import annotations
 
 import numpy as np
+import pytest
+
+import ext
 
 
 def test_two_leaves_of_one_add_get_separate_grads(T):
@@ -108,3 +111,39 @@ def test_linear_weight_and_bias_grads_are_their_own_and_writable(T, rng):
     b.grad.mul_(2)
     np.testing.assert_allclose(w.grad.numpy(), 2 * g.numpy().T @ x.numpy(), rtol=1e-12)
     np.testing.assert_allclose(b.grad.numpy(), 2 * g.numpy().sum(0), rtol=1e-12)
+
+
+def test_a_gradient_through_view_nodes_stays_the_leafs_own(T, rng):
+    # (the weight's gradient reaches it through TBackward0 and ViewBackward0, views of what mm
+    # made: kept only where nothing else sees those values)
+    x = T.tensor(rng.standard_normal((5, 3)))
+    w = T.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    wt = w.t()
+    wt.retain_grad()
+    (x @ wt).sum().backward()
+    assert not _shares(w.grad, wt.grad)
+    w.grad.zero_()
+    np.testing.assert_allclose(wt.grad.numpy(), np.tile(x.numpy().sum(0)[:, None], (1, 4)))
+
+    w.grad = None
+    given = T.tensor(rng.standard_normal((3, 4)))
+    w.t().backward(given)  # (the root gradient is the caller's: never kept)
+    assert not _shares(w.grad, given)
+    w.grad = None
+    (x @ w.t().view(3, 4)).sum().backward()  # (two view nodes in a row)
+    np.testing.assert_allclose(w.grad.numpy(), np.tile(x.numpy().sum(0), (4, 1)), rtol=1e-12)
+    assert w.grad.stride() == (3, 1)
+
+
+@pytest.mark.ext_only
+def test_a_gradient_a_hook_kept_on_the_way_is_not_the_leafs():
+    # (torch keeps this one without a copy, so that .grad and the kept tensor share memory;
+    # ext's rule is stricter: .grad never aliases a tensor something else holds)
+    kept = []
+    w = ext.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    flat = w.view(6)
+    flat.register_hook(kept.append)
+    (flat.view(2, 3).t() * 2).sum().backward()
+    assert not _shares(w.grad, kept[0])
+    w.grad.zero_()
+    assert kept[0].tolist() == [2.0] * 6

@@ -43,7 +43,7 @@ class GraphTask:
     run first."""
 
     __slots__ = ("keep_graph", "create_graph", "dependencies", "needed", "targets", "captures",
-                 "captured", "buffers", "owned")
+                 "captured", "buffers", "owned", "exclusive")
 
     def __init__(self, roots: list[tuple[Node, int]], root_grads: list[Tensor], keep_graph: bool,
                  create_graph: bool, inputs: list[tuple[Node, int]] | None,
@@ -62,6 +62,10 @@ class GraphTask:
                     self.captures.setdefault(edge, []).append(i)
                 self.captured = [None] * len(inputs)
         self.owned: set = set()
+        # View ops' nodes whose one incoming gradient the engine owns: made for them alone by
+        # a trusted backward (or summed by the engine), so the view of it they return may be
+        # owned in turn (a weight's gradient through TBackward0, a view of the one mm made).
+        self.exclusive: set = set()
         # The root gradients are buffered.
         buffers = self.buffers = {}
         for (fn, nr), g in zip(roots, root_grads):
@@ -81,6 +85,7 @@ class GraphTask:
         state.backward_inputs = prev_tasks + (self.needed is not None,)
         buffers, dependencies, keep_graph, owned = self.buffers, self.dependencies, \
             self.keep_graph, self.owned
+        exclusive = self.exclusive
         # The roots that nothing else feeds are ready.
         ready: list = []
         accumulators: list = []
@@ -121,6 +126,9 @@ class GraphTask:
                     fn = heapq.heappop(ready)[2]
                 grads = buffers.pop(fn)
                 hooks = fn._hooks
+                # (a hook or autograd.grad sees the incoming gradient: it is no longer the
+                # engine's alone)
+                received = fn in exclusive and hooks is None and not restricted
                 if restricted or hooks is not None:
                     grads = self._prepare(fn, grads, hooks)
                     if grads is None:
@@ -153,23 +161,28 @@ class GraphTask:
                         if buf is None:
                             if len(nf._out_meta) == 1:
                                 buffers[nf] = [g]
+                                if type(nf) is AccumulateGrad:
+                                    if accumulate and nf.variable._grad is None:
+                                        self._own(nf, g, fn, grads, outputs, received)
+                                elif nf._view_backward and accumulate and \
+                                        self._exclusive(g, fn, grads, outputs, received):
+                                    exclusive.add(nf)
                             else:
                                 buf = buffers[nf] = [None] * len(nf._out_meta)
                                 buf[nr] = g
-                            if type(nf) is AccumulateGrad and accumulate and \
-                                    nf.variable._grad is None:
-                                self._own(nf, g, fn, grads, outputs)
                         else:
                             old = buf[nr]
                             if old is None:
                                 buf[nr] = g
                                 if type(nf) is AccumulateGrad and accumulate and \
                                         nf.variable._grad is None:
-                                    self._own(nf, g, fn, grads, outputs)
+                                    self._own(nf, g, fn, grads, outputs, received)
                             else:
                                 buf[nr] = old + g
                                 if type(nf) is AccumulateGrad:
                                     owned.add(nf)  # (the engine made the sum)
+                                elif nf._view_backward and len(buf) == 1:
+                                    exclusive.add(nf)
                     elif nf not in buffers:
                         buffers[nf] = [None] * len(nf._out_meta)
                     left = dependencies[nf] - 1
@@ -233,21 +246,28 @@ class GraphTask:
         if hooks is not None and hooks.post:
             hooks.run_post((), grads)
 
-    def _own(self, acc: AccumulateGrad, g: Tensor, fn: Node, grads: list,
-             outputs: tuple) -> None:
+    def _own(self, acc: AccumulateGrad, g: Tensor, fn: Node, grads: list, outputs: tuple,
+             received: bool) -> None:
         """Note whether the engine owns ``g``, the first gradient from ``fn`` buffered for a
-        leaf without a ``.grad`` (a sum of two it always owns): it does when ``g`` is a result of
-        a trusted backward (``Node._fresh_results``) whose memory is not that of a gradient it
-        received, not handed to another edge as well, and not seen by its post hooks. (A view
-        of an array the backward made, as mm's transposed result, is owned too.)"""
-        if not fn._fresh_results or (fn._hooks is not None and fn._hooks.post):
-            return
-        memory = _memory(g)
-        for x in grads:
-            if x is not None and _memory(x) is memory:
-                return
-        if [x is not None and _memory(x) is memory for x in outputs].count(True) == 1:
+        leaf without a ``.grad`` (a sum of two it always owns)."""
+        if self._exclusive(g, fn, grads, outputs, received):
             self.owned.add(acc)
+
+    @staticmethod
+    def _exclusive(g: Tensor, fn: Node, grads: list, outputs: tuple, received: bool) -> bool:
+        """Whether the engine alone holds the memory of ``g``, returned by ``fn``: ``g`` is a
+        result of a trusted backward (``Node._fresh_results``), not seen by its post hooks, not
+        handed to another edge as well, and either new memory or that of a gradient ``fn``
+        ``received`` that the engine alone held. (A view of an array the backward made, as mm's
+        transposed result, counts too.)"""
+        if not fn._fresh_results or (fn._hooks is not None and fn._hooks.post):
+            return False
+        memory = _memory(g)
+        if not received:
+            for x in grads:
+                if x is not None and _memory(x) is memory:
+                    return False
+        return [x is not None and _memory(x) is memory for x in outputs].count(True) == 1
 
     def _capture(self, fn: Node, grads: list) -> None:
         """Keep the gradients reaching the input edges of ``autograd.grad`` at ``fn``."""

@@ -199,6 +199,9 @@ class Node:
     # a tensor it made and keeps no reference to (the engine's own nodes and the built-ins; not
     # user code, which may keep what it returns).
     _fresh_results = True
+    # Whether the node is a view op's, whose backward returns a view of the gradient it was
+    # given (TBackward0's ``grad.t()``): the engine passes its ownership of that gradient on.
+    _view_backward = False
 
     def name(self) -> str:
         """The node's name, e.g. ``'MulBackward0'``."""

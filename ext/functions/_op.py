@@ -163,6 +163,7 @@ class Overload(BuiltinFunction):
         for name in cls.unsigned_attrs:
             if name in cls.saved_attrs:
                 setattr(cls._backward_cls, f"_saved_{name}", _unsigned_property(name))
+        cls._backward_cls._view_backward = cls.is_view
 
     @classmethod
     def _plan(cls) -> None:
