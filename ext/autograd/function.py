@@ -488,16 +488,28 @@ def _bridge():
 def _has_torch_tensor(args: tuple) -> bool:
     """Whether a Function's arguments hold a torch tensor and none of ext's (the bridge's
     case)."""
-    torch = sys.modules.get("torch")
-    if torch is None:
+    torch_tensor = _TORCH_TENSOR[0] if _TORCH_TENSOR else _torch_tensor_type()
+    if torch_tensor is None:
         return False
     found = False
     for a in args:
         if isinstance(a, Tensor):
             return False
-        if isinstance(a, torch.Tensor):
+        if isinstance(a, torch_tensor):
             found = True
     return found
+
+
+_TORCH_TENSOR: list = []
+
+
+def _torch_tensor_type():
+    """torch.Tensor once torch is imported (kept from then on), else None."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    _TORCH_TENSOR.append(torch.Tensor)
+    return torch.Tensor
 
 
 def once_differentiable(fn):
