@@ -31,10 +31,13 @@ fuzz: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check ext tests benchmarks tools
 
+# Every benchmark, each table recorded in benchmarks/RESULTS.md (`python -m ext bench` prints
+# them without recording).
 bench: $(STAMP)
-	$(BIN)/python benchmarks/chain.py
-	$(BIN)/python benchmarks/mlp.py
-	$(BIN)/python benchmarks/ops.py
+	$(BIN)/python benchmarks/chain.py --write
+	$(BIN)/python benchmarks/mlp.py --write
+	$(BIN)/python benchmarks/pack.py --write
+	$(BIN)/python benchmarks/ops.py --write
 
 clean:
 	rm -rf $(VENV)

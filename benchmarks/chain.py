@@ -32,7 +32,7 @@ def chain(T, start: np.ndarray) -> None:
     y.sum().backward()
 
 
-def main(repeats: int = 7) -> None:
+def main(repeats: int = 7, write: bool = False) -> None:
     torch.set_num_threads(1)
     rows = []
     for size in (1, 16):
@@ -56,8 +56,9 @@ def main(repeats: int = 7) -> None:
         "|---:|---:|---:|---:|",
         *rows,
     ])
-    write_section("chain", body)
+    if write:  # (--write: record the table in RESULTS.md)
+        write_section("chain", body)
 
 
 if __name__ == "__main__":
-    main()
+    main(write="--write" in sys.argv[1:])

@@ -75,7 +75,7 @@ def check_same(data: tuple) -> None:
                                    atol=1e-6)
 
 
-def main(repeats: int = 21) -> None:
+def main(repeats: int = 21, write: bool = False) -> None:
     torch.set_num_threads(1)
     data = make_data()
     check_same(data)
@@ -100,8 +100,9 @@ def main(repeats: int = 21) -> None:
         "|---:|---:|---:|",
         f"| {ms['ext']:.2f} | {ms['torch']:.2f} | {ratio:.2f}x |",
     ])
-    write_section("mlp", body)
+    if write:  # (--write: record the table in RESULTS.md)
+        write_section("mlp", body)
 
 
 if __name__ == "__main__":
-    main()
+    main(write="--write" in sys.argv[1:])

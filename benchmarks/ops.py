@@ -7,8 +7,8 @@ the two sides alternate, recipe by recipe, over several rounds, so that drift hi
 a recipe's ratio is the median of its per-round ratios, a family's the geometric mean of its
 recipes' ratios.
 
-    python benchmarks/ops.py                 ext (this checkout) vs torch; writes the "ops"
-                                             section of benchmarks/RESULTS.md
+    python benchmarks/ops.py                 ext (this checkout) vs torch; --write records the
+                                             "ops" section of benchmarks/RESULTS.md
     python benchmarks/ops.py --against REV   this checkout's ext (new) vs REV's ext (old), each in
                                              its own process with PYTHONPATH at its tree (REV is
                                              checked out in a temporary git worktree, removed
@@ -308,7 +308,7 @@ def against_torch(args) -> None:
     print("\n" + "\n".join(table))
     print(f"\n{len(recipes)} recipes, {len(keys)} timings, {time.perf_counter() - t0:.0f} s",
           file=sys.stderr)
-    if not args.k:
+    if args.write and not args.k:
         write_section("ops", "\n".join([
             "## ops: per-op dispatch cost (benchmarks/ops.py)",
             "",
