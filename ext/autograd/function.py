@@ -304,7 +304,7 @@ class Function(metaclass=FunctionMeta):
         """Run ``forward`` and, if any tensor input requires grad, record a node for it; on torch
         tensors, run the Function inside torch (the bridge, ``ext.compat``)."""
         if args and type(args[0]) is not Tensor and _has_torch_tensor(args):
-            return _bridge()(cls, args, kwargs)
+            return (_BRIDGE[0] if _BRIDGE else _bridge())(cls, args, kwargs)
         separate = cls.setup_context is not Function.setup_context
         if kwargs:
             args = bind_arguments(cls.forward, args, kwargs, skip_ctx=not separate)

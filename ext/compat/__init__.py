@@ -40,6 +40,7 @@ from ..autograd.function import Function, bind_arguments
 __all__ = ["to_torch", "apply"]
 
 _CACHE: dict[tuple, type] = {}
+_DEFAULT: dict[type, type] = {}  # (the default flavour's entries of _CACHE, by class)
 # What the derived torch.func forward recorded, for its setup_context (called right after it)
 # and for ``apply`` to strip the extra outputs.
 _LAST = threading.local()
@@ -57,6 +58,8 @@ def to_torch(fn: type, flavour: str = "default") -> type:
     made = _CACHE.get(key)
     if made is None:
         made = _CACHE[key] = _make(fn, flavour)
+        if flavour == "default":
+            _DEFAULT[fn] = made
     return made
 
 
@@ -74,7 +77,7 @@ def apply(fn: type, args: tuple, kwargs: dict) -> Any:
         return tuple(out[:n]) if is_tuple else out[0]
     if _forward_ad._current_level >= 0:
         return to_torch(fn, "jvp").apply(*args)
-    made = _CACHE.get((fn, "default"))
+    made = _DEFAULT.get(fn)  # (the common call: one lookup, no key to build)
     return (made or to_torch(fn)).apply(*args)
 
 
