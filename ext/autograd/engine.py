@@ -162,8 +162,9 @@ class GraphTask:
                             if len(nf._out_meta) == 1:
                                 buffers[nf] = [g]
                                 if type(nf) is AccumulateGrad:
-                                    if accumulate and nf.variable._grad is None:
-                                        self._own(nf, g, fn, grads, outputs, received)
+                                    if accumulate and nf.variable._grad is None and \
+                                            self._exclusive(g, fn, grads, outputs, received):
+                                        owned.add(nf)  # (the leaf's first gradient)
                                 elif nf._view_backward and accumulate and \
                                         self._exclusive(g, fn, grads, outputs, received):
                                     exclusive.add(nf)
@@ -175,8 +176,9 @@ class GraphTask:
                             if old is None:
                                 buf[nr] = g
                                 if type(nf) is AccumulateGrad and accumulate and \
-                                        nf.variable._grad is None:
-                                    self._own(nf, g, fn, grads, outputs, received)
+                                        nf.variable._grad is None and \
+                                        self._exclusive(g, fn, grads, outputs, received):
+                                    owned.add(nf)
                             else:
                                 buf[nr] = old + g
                                 if type(nf) is AccumulateGrad:
@@ -246,13 +248,6 @@ class GraphTask:
         if hooks is not None and hooks.post:
             hooks.run_post((), grads)
 
-    def _own(self, acc: AccumulateGrad, g: Tensor, fn: Node, grads: list, outputs: tuple,
-             received: bool) -> None:
-        """Note whether the engine owns ``g``, the first gradient from ``fn`` buffered for a
-        leaf without a ``.grad`` (a sum of two it always owns)."""
-        if self._exclusive(g, fn, grads, outputs, received):
-            self.owned.add(acc)
-
     @staticmethod
     def _exclusive(g: Tensor, fn: Node, grads: list, outputs: tuple, received: bool) -> bool:
         """Whether the engine alone holds the memory of ``g``, returned by ``fn``: ``g`` is a
@@ -263,10 +258,8 @@ class GraphTask:
         if not fn._fresh_results or (fn._hooks is not None and fn._hooks.post):
             return False
         memory = _memory(g)
-        if not received:
-            for x in grads:
-                if x is not None and _memory(x) is memory:
-                    return False
+        if not received and any(x is not None and _memory(x) is memory for x in grads):
+            return False
         return [x is not None and _memory(x) is memory for x in outputs].count(True) == 1
 
     def _capture(self, fn: Node, grads: list) -> None:

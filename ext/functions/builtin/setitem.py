@@ -25,19 +25,6 @@ from .inplace import (
 __all__ = ["setitem", "index_put"]
 
 
-def _is_advanced(index) -> bool:
-    """Whether ``index`` holds anything beyond ints, slices, None and Ellipsis."""
-    parts = index if isinstance(index, tuple) else (index,)
-    for p in parts:
-        if p is None or p is Ellipsis or isinstance(p, (int, slice, np.integer)) and \
-                not isinstance(p, bool):
-            continue
-        if type(p) is Tensor and p._data.ndim == 0 and p._data.dtype.kind in "iu":
-            continue
-        return True
-    return False
-
-
 class IndexPut(IndexPutImpl):
     """``x.index_put(indices, values, accumulate)``: values' gradient is grad at the written
     places; x's is grad with those places zeroed (unless accumulating)."""
