@@ -599,6 +599,12 @@ def run_chunk(seeds, modes, depth) -> list[dict]:
     return [run_seed(s, modes, depth) for s in seeds]
 
 
+def reproduces(seed: int, mode: str, removed=(), signature=None) -> bool:
+    """Whether the mismatch ``signature`` of ``seed``'s program (less ``removed``) in ``mode``
+    shows again."""
+    return any(g.signature == signature for g in compare_all(program_of(seed, removed), mode))
+
+
 def shrink_seed(seed: int, mode: str, removed=(), signature=None) -> str:
     """The shrunk report of the mismatch of ``seed``'s program (less ``removed``) in ``mode``
     (the one of ``signature`` if given)."""
@@ -728,9 +734,13 @@ def main(argv=None) -> int:
     # A program that crashes torch when run alone (torch 2.13's memory errors, as seed 319's)
     # makes torch no oracle for it: when it did not crash in the run, it may still have gone
     # wrong (seed 319 then raises a NotImplementedError that it does not raise alone). Its
-    # mismatches are counted apart.
+    # mismatches are counted apart. (Only a mismatch that does not come back when its program
+    # runs again in a process of its own is asked: a real one comes back, and costs no
+    # twenty fresh runs of torch.)
     unstable = []
-    for s in sorted({x[1] for v in groups.values() for x in v}):
+    checks = [(x[1], x[2], x[3], sig) for sig, v in groups.items() for x in v]
+    again = {task[0] for task, res in _pool_map(args.jobs, reproduces, checks) if res}
+    for s in sorted({x[1] for v in groups.values() for x in v} - again):
         if crashed_engine(s, modes) == "torch":
             unstable.append(s)
             for sig in list(groups):
