@@ -29,7 +29,7 @@ fuzz: $(STAMP)
 	PYTHONPATH=tests $(BIN)/python -m fuzz_deep 10000
 
 lint: $(STAMP)
-	$(BIN)/ruff check ext tests benchmarks tools
+	$(BIN)/ruff check ext tests benchmarks tools tutorials setup.py
 
 # Every benchmark, each table recorded in benchmarks/RESULTS.md (`python -m ext bench` prints
 # them without recording).

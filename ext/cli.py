@@ -5,6 +5,7 @@
     python -m ext parity           ext.testing's checklist on every op of the registry
     python -m ext graph NAME       the backward graph of an example (or ``-e EXPR``) to a file
     python -m ext bench            the benchmarks of a checkout, with their ext/torch ratios
+    python -m ext tutorials [N]    the walkthroughs: list them, or run walkthrough N
 
 Exit status: 0 when everything agrees, 1 when something differs (a parity mismatch, the example
 disagreeing), 2 for bad usage (an unknown command, example or option).
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -22,7 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-# Seed 000 §4.3: loss = (x*y + 1)**2 at x=2, y=3, whose gradients are 42 and 28.
+# loss = (x*y + 1)**2 at x=2, y=3: the chain rule gives dloss/dx = 2(xy + 1)y = 42 and 28 for y.
 EXAMPLE = '''\
 x = T.tensor([2.0], requires_grad=True)
 y = T.tensor([3.0], requires_grad=True)
@@ -81,7 +83,7 @@ def side_by_side(print_fn: Callable[..., None] | None = None) -> bool:
     ext_rows = run_example(ext)
     torch_rows = run_example(torch) if torch is not None else [(n, "(torch not installed)")
                                                                for n, _ in ext_rows]
-    table = Table(title="loss = (x*y + 1)**2 at x = 2, y = 3 (seed 000 §4.3)", show_lines=True)
+    table = Table(title="loss = (x*y + 1)**2 at x = 2, y = 3", show_lines=True)
     table.add_column("")
     table.add_column("ext", style="cyan", no_wrap=True)
     table.add_column("torch", style="magenta", no_wrap=True)
@@ -235,6 +237,45 @@ def bench(ops: bool) -> int:
     return 1 if status else 0
 
 
+# ---------------------------------------------------------------------------------- tutorials
+def tutorials_folder() -> Path:
+    """Where the walkthroughs are: the package ``ext.tutorials`` (a checkout's ``tutorials/``,
+    mapped there by setup.py; installed beside the package by ``pip install .``)."""
+    from . import tutorials as package
+
+    return Path(package.__file__).resolve().parent
+
+
+def walkthroughs() -> list[tuple[int, str, Path]]:
+    """(number, title, path) of every walkthrough, in order; the title is its first heading."""
+    found = []
+    for path in sorted(tutorials_folder().glob("[0-9][0-9]_*.py")):
+        title = next((line[4:].strip() for line in path.read_text().splitlines()
+                      if line.startswith("# # ")), path.stem)
+        found.append((int(path.name[:2]), title, path))
+    return found
+
+
+def tutorials(number: int | None) -> int:
+    """List the walkthroughs, or run walkthrough ``number`` as a script (its exit status)."""
+    found = walkthroughs()
+    if number is None:
+        print(f"The walkthroughs ({tutorials_folder()}):")
+        for n, title, path in found:
+            print(f"  {n:2d}  {title}  ({path.name})")
+        print("Run one with `python -m ext tutorials N`; open one as a notebook with "
+              "`jupytext --to ipynb FILE`.")
+        return 0
+    chosen = [path for n, _, path in found if n == number]
+    if not chosen:
+        print(f"tutorials: no walkthrough {number}; there are {len(found)}, numbered 1 to "
+              f"{len(found)}", file=sys.stderr)
+        return 2
+    env = dict(os.environ, MPLBACKEND=os.environ.get("MPLBACKEND", "Agg"))
+    return subprocess.run([sys.executable, chosen[0].name], cwd=chosen[0].parent, env=env,
+                          check=False).returncode
+
+
 # ---------------------------------------------------------------------------------- main
 class _Parser(argparse.ArgumentParser):
     """argparse, with an unknown command named in the error (exit status 2)."""
@@ -268,6 +309,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--max-nodes", type=int, help="cut the graph after this many nodes")
     b = sub.add_parser("bench", help="run the benchmarks and print the ext/torch ratios")
     b.add_argument("--ops", action="store_true", help="add the per-op table (about 70 s)")
+    t = sub.add_parser("tutorials", help="list the walkthroughs, or run one")
+    t.add_argument("number", nargs="?", type=int, help="the walkthrough to run")
     return parser
 
 
@@ -283,5 +326,7 @@ def main(argv: list[str] | None = None) -> int:
                      args.max_nodes)
     if args.command == "bench":
         return bench(args.ops)
+    if args.command == "tutorials":
+        return tutorials(args.number)
     agree = side_by_side()
     return max(0 if agree else 1, parity(quick=True))

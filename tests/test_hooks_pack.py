@@ -312,8 +312,8 @@ def load_tool(name):
 
 @pytest.mark.ext_only
 def test_gradflow_of_seed_000_exercise_3_shows_vanishing_gradients(tmp_path):
-    # The committed picture comes from this function (tools/gradflow_seed000.py).
-    flow = load_tool("gradflow_seed000").draw(tmp_path / "gradflow.png")
+    # The committed picture comes from this function (tools/gradflow_vanishing.py).
+    flow = load_tool("gradflow_vanishing").draw(tmp_path / "gradflow.png")
     means = [flow.latest[f"layers.{i}.weight"][0] for i in range(20)]
     assert all(a < b for a, b in zip(means, means[1:]))  # smaller towards the input
     assert means[0] < 1e-10 * means[-1]

@@ -75,3 +75,60 @@ def test_walkthrough_compares_engines_offline(path):
     assert "sidebyside" in text  # it runs its examples on both engines through the helper
     assert not re.search(r"\b(urllib|requests|http\.client|socket)\b", text)
     assert not re.search(r"\bcuda\(\)|device=.cuda", text)
+
+
+def _ext(*args: str, cwd: Path = TUTORIALS.parent, pythonpath: str | None = None):
+    env = _env()
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    return subprocess.run([sys.executable, "-m", "ext", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def test_cli_lists_the_walkthroughs_by_number_and_title():
+    done = _ext("tutorials")
+    assert done.returncode == 0, done.stderr
+    for path in WALKTHROUGHS:
+        title = next(line[4:] for line in path.read_text().splitlines() if line.startswith("# # "))
+        assert f"{int(path.name[:2]):2d}  {title}  ({path.name})" in done.stdout
+
+
+def test_cli_runs_one_walkthrough_and_refuses_an_unknown_number():
+    done = _ext("tutorials", "1")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "✓ ext and torch agree" in done.stdout
+    wrong = _ext("tutorials", "99")
+    assert wrong.returncode == 2
+    assert "no walkthrough 99" in wrong.stderr
+
+
+@pytest.mark.slow
+def test_walkthroughs_ship_in_the_wheel_and_run_from_an_install(tmp_path):
+    """``pip install .`` carries the walkthroughs: the wheel holds them as ``ext/tutorials``,
+    and ``python -m ext tutorials`` lists and runs them from there, away from the checkout."""
+    import shutil
+    import zipfile
+
+    # built from a copy, so that setuptools' build/ folder stays out of the checkout
+    source = tmp_path / "source"
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.ipynb")
+    for part in ("ext", "tutorials"):
+        shutil.copytree(TUTORIALS.parent / part, source / part, ignore=ignore)
+    for part in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy(TUTORIALS.parent / part, source / part)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                            "--no-build-isolation", "-q", "-w", str(tmp_path / "dist"),
+                            str(source)], capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-3000:]
+    (wheel,) = (tmp_path / "dist").glob("ext-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        archive.extractall(tmp_path / "site")
+    for path in WALKTHROUGHS + [TUTORIALS / "sidebyside.py", TUTORIALS / "README.md"]:
+        assert f"ext/tutorials/{path.name}" in names
+    listed = _ext("tutorials", cwd=tmp_path, pythonpath=str(tmp_path / "site"))
+    assert listed.returncode == 0, listed.stderr
+    assert str(tmp_path / "site" / "ext" / "tutorials") in listed.stdout
+    assert len([line for line in listed.stdout.splitlines() if ".py)" in line]) == 14
+    ran = _ext("tutorials", "1", cwd=tmp_path, pythonpath=str(tmp_path / "site"))
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]

@@ -410,7 +410,7 @@ def backward_order(fn: Callable[[Any], Any], upstream: Any = None) -> Both:
         out = fn(T)
         seen: list[str] = []
         for node in _nodes(out.grad_fn):
-            node.register_prehook(lambda grads, node=node: seen.append(_plain(node.name())))
+            node.register_prehook(_recorder(node, seen))
         out.backward(None if upstream is None else T.tensor(upstream))
         order[name] = seen
     if order.ext != order.torch:
@@ -418,6 +418,12 @@ def backward_order(fn: Callable[[Any], Any], upstream: Any = None) -> Both:
     print("backward runs: " + " → ".join(order.ext))
     print("✓ ext and torch run the nodes in the same order")
     return order
+
+
+def _recorder(node: Any, seen: list[str]) -> Callable:
+    def record(grads: Any) -> None:
+        seen.append(_plain(node.name()))
+    return record
 
 
 def _nodes(root: Any) -> list:

@@ -490,8 +490,8 @@ def _loss(name: str, pair: tuple, make, skip) -> Case:
 
 
 def _pack(group: str, name: str, fn, make, reference, skip=None, op: str | None = None) -> Case:
-    # (a variant is named after its op with a suffix, "geglu_tanh"; a seed's Function, which is
-    # not a registry op, is keyed "seed.<class>")
+    # (a variant is named after its op with a suffix, "geglu_tanh"; a classic teaching Function,
+    # which is not a registry op, is keyed "classic.<class>")
     op = op or "pack." + next(o for o, *_ in P.dropin.OPS if name == o or name.startswith(o + "_"))
     return Case(name, op, fn, make, reference, dict(skip or {}), group)
 
@@ -529,14 +529,14 @@ PACK: dict[str, Case] = {c.name: c for c in [
     _pack("pack", "grad_scale", P.grad_scale, lambda g: (_x(g, 3, 5), 0.3),
           lambda x, s: x * s + (x * (1 - s)).detach(), _GRL),
     _pack("pack", "quantize", P.quantize, lambda g: (_x(g, 10), 4), None, _STE),
-    # the seeds' custom Functions
-    _pack("pack", "Exp", P.Exp, lambda g: (_x(g, 4, low=-2, high=2),), torch.exp, op="seed.Exp"),
+    # the classic teaching Functions
+    _pack("pack", "Exp", P.Exp, lambda g: (_x(g, 4, low=-2, high=2),), torch.exp, op="classic.Exp"),
     _pack("pack", "AddMul", P.AddMul, lambda g: (_x(g, 3), _x(g, 3), _x(g, 3)),
-          lambda a, b, c: (a + b) * c, {"saved_bytes": "the seed's formula saves x, y and z"},
-          op="seed.AddMul"),
+          lambda a, b, c: (a + b) * c, {"saved_bytes": "the textbook formula saves x, y and z"},
+          op="classic.AddMul"),
     _pack("pack", "Softmax", P.Softmax, lambda g: (_x(g, 5),),
-          lambda t: torch.softmax(t, 0), op="seed.Softmax"),
-    _pack("pack", "Quantize", P.Quantize, lambda g: (_x(g, 10), 4), None, _STE, op="seed.Quantize"),
+          lambda t: torch.softmax(t, 0), op="classic.Softmax"),
+    _pack("pack", "Quantize", P.Quantize, lambda g: (_x(g, 10), 4), None, _STE, op="classic.Quantize"),
     # normalizers and reductions (tests/test_pack_normalizers.py)
     _pack("normalizers", "sparsemax", P.sparsemax, lambda g: (_x(g, 3, 6, low=-2, high=2),),
           sparsemax_reference),

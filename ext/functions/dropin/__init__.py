@@ -48,7 +48,7 @@ from .quant import (
     sign_ste,
 )
 from .reductions import Log1mexp, SafeLogsumexp, log1mexp, safe_logsumexp
-from .seeds import AddMul, Exp, Softmax
+from .classic import AddMul, Exp, Softmax
 
 # (op name, the function, its Function): the pack as the registry and the contract table list it
 OPS = (

@@ -1,5 +1,5 @@
 """Clamping, quantization and straight-through estimators: clamp_masked, round_ste, sign_ste,
-fake_quant_ste and the seed's Quantize. They save a bool mask or nothing, and pin the gradient at
+fake_quant_ste and the textbook Quantize. They save a bool mask or nothing, and pin the gradient at
 the bounds."""
 
 from __future__ import annotations
@@ -110,12 +110,12 @@ class FakeQuantSTE(PackFunction):
 
 class Quantize(PackFunction):
     """Uniform quantization of x to 2**bits levels between its min and max; the gradient passes
-    straight through (seed 000, section 7.3)."""
+    straight through: the textbook straight-through estimator."""
 
     reference = "the straight-through identity gradient"
     double_backward = "exact (zero)"
     boundary = "straight through everywhere"
-    nan_inf = "a constant x (max == min) gives nan, as the seed's formula"
+    nan_inf = "a constant x (max == min) gives nan, as the textbook formula"
     saves = "nothing"
 
     @staticmethod

@@ -1,5 +1,5 @@
-"""The custom Functions of the seed documents (000, section 7 and exercise 2), as user Functions
-usable on both engines: Exp, AddMul and Softmax (Quantize is in ``quant``). Their nodes are
+"""The classic first custom Functions of autograd courses, written as user Functions usable on
+both engines: Exp, AddMul and Softmax (Quantize is in ``quant``). Their nodes are
 ``ExpBackward``, ``AddMulBackward`` and ``SoftmaxBackward``, as torch names a user Function's."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class AddMul(PackFunction):
 
 
 class Softmax(PackFunction):
-    """softmax over all elements, shifted by the max for stability (exercise 2)."""
+    """softmax over all elements, shifted by the max for stability."""
 
     reference = "torch.softmax(x.flatten(), 0).view_as(x)"
     saves = "the result"

@@ -1,9 +1,9 @@
-"""Write docs/gradflow.png: GradFlow on the network of seed 000's exercise 3 (vanishing gradients).
+"""Write docs/gradflow.png: GradFlow on a deep sigmoid network (vanishing gradients).
 
 Twenty Linear(100, 100) layers, each followed by a sigmoid, trained on the mini-engine: one
 backward of an MSE loss on a random batch. The plot shows the mean and max |grad| of every
 weight and bias; sigmoid's derivative (at most 1/4) shrinks them layer after layer towards the
-input. ``python tools/gradflow_seed000.py [PATH]``; tests/test_hooks_pack.py runs ``draw``.
+input. ``python tools/gradflow_vanishing.py [PATH]``; tests/test_hooks_pack.py runs ``draw``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ TARGET = ROOT / "docs" / "gradflow.png"
 
 
 class DeepNetwork(nn.Module):
-    """Seed 000, exercise 3: the network with the vanishing-gradient problem."""
+    """Twenty sigmoid layers: the classic network with the vanishing-gradient problem."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -46,7 +46,7 @@ def draw(path: Path = TARGET, seed: int = 0) -> GradFlow:
     target = ext.tensor(rng.random((32, 100)), dtype=ext.float32)
     loss = ((model(x) - target) ** 2).mean()
     loss.backward()
-    flow.plot(path, title="seed 000, exercise 3: 20 x (Linear(100, 100) + sigmoid)")
+    flow.plot(path, title="vanishing gradients: 20 x (Linear(100, 100) + sigmoid)")
     flow.remove()
     return flow
 
