@@ -119,7 +119,7 @@ def same(a: Any, b: Any, where: str = "result", rtol: float | None = None,
 def _node_name(node: Any) -> str | None:
     if node is None:
         return None
-    return node.name() if _is_node(node) else repr(node)
+    return _plain(node.name() if _is_node(node) else repr(node))
 
 
 def _close(a: np.ndarray, b: np.ndarray, where: str, rtol: float, atol: float) -> None:
@@ -178,6 +178,9 @@ class Both(dict):
     @property
     def torch(self) -> Any:
         return self["torch"]
+
+    def _ipython_display_(self) -> None:
+        """Show nothing more in a notebook: the call that made it has printed both already."""
 
 
 def both(fn: Callable[[Any], Any], quiet: bool = False, rtol: float | None = None,
@@ -239,7 +242,7 @@ def both_warn(fn: Callable[[Any], Any], category: type[Warning] = Warning) -> Bo
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")
             fn(T)
-        seen[name] = [f"{w.category.__name__}: {w.message}" for w in record
+        seen[name] = [f"{w.category.__name__}: {_own_words(str(w.message))}" for w in record
                       if issubclass(w.category, category)]
         if not seen[name]:
             raise AssertionError(f"{name} gave no {category.__name__}")
@@ -248,6 +251,11 @@ def both_warn(fn: Callable[[Any], Any], category: type[Warning] = Warning) -> Bo
     show(Both(ext="\n".join(seen.ext), torch="\n".join(seen.torch)))
     print("✓ both warn alike")
     return seen
+
+
+def _own_words(message: str) -> str:
+    """A warning's text without the C++ source location torch appends to some."""
+    return re.sub(r"\s*\(Triggered internally at .*\)\s*$", "", message, flags=re.S)
 
 
 def claim(common: str, actual: str, check: Callable[[Any], bool]) -> None:
