@@ -429,8 +429,10 @@ def backward_order(fn: Callable[[Any], Any], upstream: Any = None) -> Both:
 
 
 def _recorder(node: Any, seen: list[str]) -> Callable:
+    name = _plain(node.name())  # the name, not the node: a hook holding its node is a cycle
+
     def record(grads: Any) -> None:
-        seen.append(_plain(node.name()))
+        seen.append(name)
     return record
 
 
