@@ -80,3 +80,4 @@ ops = functions._op.ops
 __version__ = "0.1.0"
 from . import nn
 from . import optim
+from . import utils  # as `import torch` loads torch.utils.checkpoint

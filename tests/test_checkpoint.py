@@ -511,3 +511,16 @@ def test_checkpointing_a_deep_chain_saves_fewer_bytes(T, cp):
     assert by_mode["checkpoint(use_reentrant=True)"] == activation, report
     assert by_mode["checkpoint_sequential(4 segments)"] == (3 + 6) * activation, report
     assert by_mode["checkpoint(use_reentrant=False)"] * 20 < plain, report
+
+
+@pytest.mark.parametrize("name", ["ext", "torch"])
+def test_import_alone_reaches_utils_checkpoint(name):
+    """``import torch`` is enough for ``torch.utils.checkpoint.checkpoint``; so for ext."""
+    import subprocess
+    import sys
+
+    code = f"import {name}; print({name}.utils.checkpoint.checkpoint.__name__)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "checkpoint"

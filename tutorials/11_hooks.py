@@ -445,7 +445,7 @@ def torch_clip_grad_value(T):
     return {"w.grad": w.grad}
 
 
-torch_only(torch_clip_grad_value, "ext has no torch.nn.utils.clip_grad_value_")
+_ = torch_only(torch_clip_grad_value, "ext has no torch.nn.utils.clip_grad_value_")
 
 # %% [markdown]
 # ## Exercise

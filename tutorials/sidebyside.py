@@ -277,8 +277,9 @@ def torch_only(fn: Callable[[Any], Any], why: str) -> Any:
     """Run ``fn(torch)`` alone, saying so and why (something ext does not have yet)."""
     print(f"▲ torch only: {why}")
     result = fn(torch)
+    width = max((len(k) for k, _ in _rows(result)), default=0)
     for key, value in _rows(result):
-        _print_block(key, "torch", _text(value))
+        _print_block(key.ljust(width), "torch", _text(value))
     return result
 
 
