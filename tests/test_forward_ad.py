@@ -138,6 +138,15 @@ def test_dual_of_a_leaf_that_requires_grad_still_backpropagates(T):
     assert_close(x.grad, 2 * X)
 
 
+def test_dual_of_a_leaf_that_requires_grad_is_a_view_backward_of_it(T):
+    fwAD = T.autograd.forward_ad
+    x = T.tensor(X, requires_grad=True)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, T.tensor(V))
+        assert d.grad_fn.name() == "ViewBackward0"
+        assert d.grad_fn.next_functions[0][0].variable is x
+
+
 def test_make_dual_without_a_level_raises(T):
     fwAD = T.autograd.forward_ad
     msg = ("Trying to create a dual Tensor for forward AD but no level exists, make sure to "

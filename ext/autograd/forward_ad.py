@@ -212,7 +212,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
             f"while the given forward gradient is of size {list(tangent.shape)}.")
     # Like torch's, the dual is a view of the primal: an alias with its own tangent.
-    dual = tensor[...] if tensor._requires_grad else _alias(tensor)
+    dual = tensor.view_as(tensor) if tensor._requires_grad else _alias(tensor)
     # The dual is a view of a base without a tangent: it keeps its own.
     dual._fw_grad = (level, tangent, _version(dual))
     return dual
