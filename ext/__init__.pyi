@@ -6,6 +6,7 @@ from . import autograd as autograd
 from . import functions as functions
 from . import nn as nn
 from . import optim as optim
+from . import utils as utils
 
 from ._factories import Generator as Generator
 from ._tensor import Size as Size

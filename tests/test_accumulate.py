@@ -89,6 +89,29 @@ def test_a_first_grad_is_a_copy_of_a_gradient_someone_else_holds(T):
     assert not _shares(x.grad, y.grad_fn.kept)
 
 
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_a_first_grad_under_create_graph_is_a_recorded_copy(T):
+    # torch copies it into a new tensor with grad mode on: .grad's node is CopyBackwards
+    x = T.tensor([2.0], requires_grad=True)
+    y = x**3
+    y.backward(create_graph=True)
+    assert x.grad.grad_fn.name().endswith("CopyBackwards")
+    assert x.grad.grad_fn.next_functions[1][0] is not None  # (linked to 3 * x**2's graph)
+    (g2,) = T.autograd.grad(x.grad, x)
+    assert g2.tolist() == [12.0]
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_a_grad_with_a_graph_accumulates_in_place_when_grad_mode_is_off(T):
+    # a later backward without create_graph adds into the same object, which keeps its grad_fn
+    x = T.tensor([2.0], requires_grad=True)
+    (x**3).backward(create_graph=True)
+    first = x.grad
+    x.grad.backward()
+    assert x.grad is first and x.grad.tolist() == [24.0]
+    assert x.grad.grad_fn.name().endswith("CopyBackwards")
+
+
 def test_leaf_grads_cut_from_one_array_stay_separate(T):
     a = T.tensor([1.0, 2.0], requires_grad=True)
     b = T.tensor([3.0, 4.0], requires_grad=True)

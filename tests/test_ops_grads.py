@@ -139,6 +139,16 @@ def test_scalar_factor_of_a_gradient_is_torchs_scalar_overload(T, fn, wrt, names
     assert gg.shape == g.shape
 
 
+def test_pow_scalar_gradient_scales_x_pow_e_minus_1_with_the_scalar_overload(T):
+    # torch's pow_backward is grad * (e * x.pow(e - 1)), the product its C++ mul.Scalar
+    x = leaf(T, np.array([1.5, -0.75]))
+    (gx,) = T.autograd.grad(x.pow(3).sum(), x, create_graph=True)
+    assert gx.grad_fn.name() == "MulBackward0"
+    scale = gx.grad_fn.next_functions[1][0]
+    assert scale.name() == "MulBackward1"
+    assert scale.next_functions[0][0].name() == "PowBackward0"
+
+
 def test_nan_to_num_gradient_is_grad_times_isfinite(T):
     # torch: grad * isfinite(x), so a non-finite gradient at a non-finite x gives nan
     x = leaf(T, np.array([1.0, np.inf, np.nan]))

@@ -290,7 +290,9 @@ class AccumulateGrad(Node):
         old = var._grad
         if old is None:
             if create_graph:
-                var._grad = grad
+                # torch's clone_obey_contract: copied into a new tensor, the copy recorded
+                # (CopyBackwards), so .grad is differentiable and aliases no other tensor
+                var._grad = grad.new_empty(grad.shape).copy_(grad)
             else:
                 g = _new(Tensor)
                 data = grad._data
@@ -302,10 +304,11 @@ class AccumulateGrad(Node):
                 g._grad = None
                 g._vc = None
                 var._grad = g
-        elif create_graph or old._requires_grad:
+        elif create_graph:
             var._grad = old + grad
         else:
-            # Accumulate in place: the same .grad object, as torch does.
+            # Accumulate in place: the same .grad object, as torch does (with grad mode off,
+            # even a .grad that has a graph of its own: it keeps its grad_fn).
             old._data += grad._data
             bump_version(old)
 

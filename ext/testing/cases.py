@@ -536,7 +536,8 @@ PACK: dict[str, Case] = {c.name: c for c in [
           op="classic.AddMul"),
     _pack("pack", "Softmax", P.Softmax, lambda g: (_x(g, 5),),
           lambda t: torch.softmax(t, 0), op="classic.Softmax"),
-    _pack("pack", "Quantize", P.Quantize, lambda g: (_x(g, 10), 4), None, _STE, op="classic.Quantize"),
+    _pack("pack", "Quantize", P.Quantize, lambda g: (_x(g, 10), 4), None, _STE,
+          op="classic.Quantize"),
     # normalizers and reductions (tests/test_pack_normalizers.py)
     _pack("normalizers", "sparsemax", P.sparsemax, lambda g: (_x(g, 3, 6, low=-2, high=2),),
           sparsemax_reference),

@@ -393,7 +393,8 @@ class PowTensorScalar(Overload):
             e = float(e)
         elif e == 0:
             return namespace_of(x).zeros_like(x), None
-        return grad * (e * x ** (e - 1)), None
+        # torch's e * x.pow(e - 1) is its C++ mul.Scalar (MulBackward1), also for e = 1
+        return grad * namespace_of(x).ops.aten.mul.Scalar(x ** (e - 1), e), None
 
 
 class PowTensorTensor(Overload):
