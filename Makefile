@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-compile fuzz lint bench clean
+.PHONY: demo test test-compile fuzz lint bench docs clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -29,7 +29,7 @@ fuzz: $(STAMP)
 	PYTHONPATH=tests $(BIN)/python -m fuzz_deep 10000
 
 lint: $(STAMP)
-	$(BIN)/ruff check ext tests benchmarks tools tutorials setup.py
+	$(BIN)/ruff check ext tests benchmarks tools tutorials setup.py docs/conf.py
 
 # Every benchmark, each table recorded in benchmarks/RESULTS.md (`python -m ext bench` prints
 # them without recording).
@@ -39,5 +39,10 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/pack.py --write
 	$(BIN)/python benchmarks/ops.py --write
 
+# The documentation site in docs/_build/html (open index.html there): docs/*.md, the walkthroughs
+# (executed again when they or ext/ change) and benchmarks/RESULTS.md; any warning fails it.
+docs: $(STAMP)
+	$(BIN)/sphinx-build -j auto -W --keep-going -b html docs docs/_build/html
+
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) docs/_build
