@@ -24,7 +24,10 @@
 #
 # We build the two automatic ones by hand in a dozen lines each, then run the same functions
 # on two engines: **ext** (an autograd engine written from scratch in NumPy, with PyTorch's
-# names) and **torch** (real PyTorch). Every cell that compares them asserts that they agree.
+# names) and **torch** (real PyTorch). Both compute with **tensors**: a tensor is the engines'
+# array, like a NumPy array (`T.tensor([1.0, 2.0])` is the counterpart of
+# `np.array([1.0, 2.0])`), that can also remember how it was computed. Every cell that
+# compares the engines asserts that they agree.
 
 # %% [markdown]
 # ## The two functions we differentiate
@@ -104,7 +107,8 @@ print(f"best forward step {steps[np.argmin(fwd_err)]:.0e}, error {min(fwd_err):.
 print(f"best central step {steps[np.argmin(ctr_err)]:.0e}, error {min(ctr_err):.1e}")
 
 # %% [markdown]
-# Read the plot from right to left.
+# Read the plot from right to left. (Run as a script, the plot is drawn off screen and not
+# shown; open the walkthrough as a notebook to see it. The two printed lines sum it up.)
 #
 # - **On the right, the error falls as $h$ shrinks.** This is *truncation error*: the formula
 #   ignores the curvature of $g$ between $x$ and $x+h$. It falls like $h$ for the forward
@@ -120,9 +124,11 @@ print(f"best central step {steps[np.argmin(ctr_err)]:.0e}, error {min(ctr_err):.
 # (about $10^{-11}$ against $10^{-8}$). That is why gradient checkers use central differences
 # with a step around $10^{-6}$.
 #
-# The same happens with ext tensors and torch tensors. The box below is the first of this
-# project's "common claim" boxes: a belief that is widespread, what really happens, and then
-# a check of the latter, run on both engines.
+# The same happens with ext tensors and torch tensors. The box below is the first of the
+# "common claim" boxes you will meet on every page. Its first line is a belief that is
+# widespread; its second line, headed "What torch does", is what really happens when the
+# program runs. Under the box, a small function checks the second line on torch and on ext
+# and the tick says it held on both.
 
 # %%
 def forward_difference_on(T, h):
@@ -131,14 +137,20 @@ def forward_difference_on(T, h):
     return float((g(T, x + h) - g(T, x)) / h)
 
 
+def tiny_step_is_worse(T):
+    error_at_1e12 = abs(forward_difference_on(T, 1e-12) - G_PRIME_2)
+    error_at_1e7 = abs(forward_difference_on(T, 1e-7) - G_PRIME_2)
+    return error_at_1e12 > 100 * error_at_1e7
+
+
 claim("the smaller the step h, the more accurate the finite difference",
-      "below h = 1e-8 it gets worse: at 1e-12 the error is 100x that at 1e-7",
-      lambda T: abs(forward_difference_on(T, 1e-12) - G_PRIME_2)
-      > 100 * abs(forward_difference_on(T, 1e-7) - G_PRIME_2))
+      "below h = 1e-8 the error grows again: at h = 1e-12 it is over 100x that at h = 1e-7",
+      tiny_step_is_worse)
 
 # %% [markdown]
-# Precision matters even more. A float32 keeps only about 7 significant digits, so the two
-# kinds of error meet much higher up:
+# Precision matters even more. A tensor has a *dtype*, the kind of number it holds, as a
+# NumPy array does: `float64` keeps about 16 significant digits, `float32` only about 7, so
+# in float32 the two kinds of error meet much higher up:
 
 # %%
 def best_central_error(T, dtype_name):
@@ -148,10 +160,13 @@ def best_central_error(T, dtype_name):
     return min(errors)
 
 
+def float32_is_too_coarse(T):
+    return best_central_error(T, "float32") > 1e-5 and best_central_error(T, "float64") < 1e-8
+
+
 claim("float32 is precise enough for finite-difference gradient checks",
       "float32's best error on g'(2) is above 1e-5; float64's is below 1e-8",
-      lambda T: best_central_error(T, "float32") > 1e-5
-      and best_central_error(T, "float64") < 1e-8)
+      float32_is_too_coarse)
 
 # %% [markdown]
 # That is why gradient checks, `grad3` below as well as torch's own `gradcheck`, work in
@@ -211,7 +226,8 @@ def dual_sin(a):
     return Dual(math.sin(a.val), math.cos(a.val) * a.dot)
 
 
-DualMath = SimpleNamespace(sin=dual_sin)  # a tiny "T" for dual numbers
+# A tiny "T" for dual numbers: an object whose attribute `sin` is dual_sin, so g's T.sin works
+DualMath = SimpleNamespace(sin=dual_sin)
 
 x = Dual(2.0, 1.0)
 v1 = x**2
@@ -228,21 +244,28 @@ assert math.isclose(g(DualMath, Dual(2.0, 1.0)).dot, G_PRIME_2, rel_tol=1e-14)
 # %% [markdown]
 # `dot` of the last pair is $g'(2) \approx -5.8735$, exact to the last digit: no step $h$, no
 # rounding trouble. One pass gives the derivative along one input direction; a function of
-# $n$ inputs needs $n$ passes, each seeded with a different input's `dot = 1`.
+# $n$ inputs needs $n$ passes, each starting with `dot = 1` on a different input (and 0 on
+# the others).
 #
-# Both engines have forward mode built in, with the same idea on tensors:
-# `T.autograd.forward_ad`. Inside a `dual_level()`, `make_dual(x, tangent)` makes a tensor
-# that carries a tangent (our `dot`); every operation propagates it; `unpack_dual(y)` splits
-# a result into its value (`primal`) and its tangent. (The first time, this cell takes a
-# second or two longer on torch: some forward-mode operations make torch load part of its
-# compiler.)
+# Both engines have forward mode built in, with the same idea on tensors, in
+# `T.autograd.forward_ad` (the code calls it `fwAD` for short). Inside a
+# `with fwAD.dual_level():` block, `make_dual(x, tangent)` makes a tensor that carries a
+# *tangent* (our `dot`); every operation propagates it; `unpack_dual(y)` splits a result into
+# its value (`primal`) and its tangent. (The first time, this cell takes a second or two
+# longer on torch: some forward-mode operations make torch load part of its compiler.)
+#
+# `both(forward_mode)` runs the function twice, once with `T = ext` and once with
+# `T = torch`, and prints each named result on a row: `ext = torch` means both engines printed
+# the same text, otherwise you would see an `ext` line and a `torch` line. It stops with an
+# error at the first disagreement; the tick at the end says there was none. It also returns
+# both results, as `pair.ext` and `pair.torch`.
 
 # %%
 def forward_mode(T):
     fwAD = T.autograd.forward_ad
     x = T.tensor(2.0)
     with fwAD.dual_level():
-        xd = fwAD.make_dual(x, T.tensor(1.0))  # seed: dx/dx = 1
+        xd = fwAD.make_dual(x, T.tensor(1.0))  # tangent dx/dx = 1
         f_val, f_dot = fwAD.unpack_dual(f(T, xd))
         g_val, g_dot = fwAD.unpack_dual(g(T, xd))
     return {"f(2)": f_val, "f'(2)": f_dot, "g(2)": g_val, "g'(2)": g_dot}
@@ -271,7 +294,8 @@ assert math.isclose(pair.ext["g'(2)"].item(), G_PRIME_2, rel_tol=1e-5)  # float3
 # gradient back to it.
 
 # %%
-tape = []  # (result, [(input, d result / d input), ...]) in the order they were computed
+tape = []  # entries (result, parents) in the order they were computed, where parents is
+#            a list [(input, d result / d input), ...] of the inputs the result came from
 
 
 class Var:
@@ -304,9 +328,9 @@ def var_sin(a):
 # %%
 def backward(out):
     out.grad = 1.0  # d out / d out
-    for node, parents in reversed(tape):
+    for result, parents in reversed(tape):
         for parent, local in parents:
-            parent.grad += local * node.grad  # the chain rule, one edge at a time
+            parent.grad += local * result.grad  # the chain rule, one edge at a time
 
 # %% [markdown]
 # Run $g$ at $x = 2$, then walk back, and print the tape with each entry's gradient:
@@ -316,9 +340,11 @@ tape.clear()
 x = Var(2.0)
 y = g(SimpleNamespace(sin=var_sin), x)
 backward(y)
-for i, (node, parents) in enumerate(tape):
-    uses = ", ".join(f"#{[n for n, _ in tape].index(p)} (local {d:+.3f})" for p, d in parents)
-    print(f"#{i}: value {node.val:+8.3f}  grad {node.grad:+8.4f}  <- {uses or 'input/constant'}")
+position = {id(result): i for i, (result, _) in enumerate(tape)}  # entry number of each Var
+for i, (result, parents) in enumerate(tape):
+    uses = ", ".join(f"#{position[id(p)]} (local {d:+.3f})" for p, d in parents)
+    print(f"#{i}: value {result.val:+8.3f}  grad {result.grad:+8.4f}  <- "
+          f"{uses or 'input/constant'}")
 assert math.isclose(x.grad, G_PRIME_2, rel_tol=1e-14)
 
 # %% [markdown]
@@ -334,7 +360,8 @@ assert math.isclose(x.grad, G_PRIME_2, rel_tol=1e-14)
 # reverse mode.
 #
 # On the engines, `y.backward()` runs exactly this walk, and the gradient of each input that
-# has `requires_grad=True` lands in its `.grad`:
+# has `requires_grad=True` lands in its `.grad`. (`requires_grad=True` marks a tensor whose
+# gradient we want; only operations on such tensors are written down.)
 
 # %%
 def reverse_mode(T):
@@ -342,7 +369,7 @@ def reverse_mode(T):
     y = f(T, x)
     y.backward()
     f_grad = x.grad
-    x = T.tensor(2.0, requires_grad=True)
+    x = T.tensor(2.0, requires_grad=True)  # a fresh x: .grad adds up over backward calls
     z = g(T, x)
     z.backward()
     return {"f(2)": y, "f'(2)": f_grad, "g(2)": z, "g'(2)": x.grad}
@@ -353,11 +380,13 @@ assert pair.ext["f'(2)"].item() == F_PRIME_2
 
 # %% [markdown]
 # The results carry a `grad_fn`: the backward step of the operation that made them. Each
-# engine keeps its tape as a graph of such nodes, one per operation. `graphs` draws both
-# engines' graphs for $g$ and checks that they have the same nodes and arrows. In a notebook
-# you see two pictures: the blue box is the input `x` (with its shape, `()` for a single
-# number), the green one the output, and the arrows run the way the values flowed. Run as a
-# script, it prints one line per node instead, `node <- the nodes that feed it`.
+# engine keeps its tape as a graph of such steps, called **nodes**, one per operation.
+# `graphs` draws both engines' graphs for $g$ and checks that they have the same nodes and
+# arrows. In a notebook you see two pictures: the blue box is the input `x` (with its shape,
+# `()` for a single number), the green one the output, and the arrows run the way the values
+# flowed. Run as a script, it prints one line per box instead, `box <- the boxes that feed
+# it`: the first line, `()`, is the output (a tensor is shown by its shape), and `x ()` is the
+# input we named `x`.
 
 # %%
 def g_at_2(T):
@@ -365,7 +394,7 @@ def g_at_2(T):
     return g(T, x), {"x": x}  # the output, and a name for the input in the picture
 
 
-pictures = graphs(g_at_2)
+graphs(g_at_2)
 
 # %% [markdown]
 # The grey nodes are our tape entries under the engines' names: `PowBackward0` for $x^2$,
@@ -383,6 +412,7 @@ pictures = graphs(g_at_2)
 #
 # - The input is a vector, so $g$ returns a vector; `backward` then needs an *upstream
 #   gradient* $v$ (one weight per output) and computes $\sum_i v_i \, \partial g_i/\partial x$.
+#   (For an output that is a single number, a *scalar*, `backward()` takes $v = 1$, as above.)
 #   `grad3` picks a $v$ that is not all ones, so a rule that is right only for $v = 1$ fails.
 # - Finite differences use no derivative rule at all, and torch uses its own rules: a rule in
 #   ext that is wrong would disagree with at least one of them.
@@ -413,23 +443,33 @@ assert np.allclose(grads.ext[0], by_hand)
 # %% [markdown]
 # ## Exercise
 #
-# Give the dual numbers an `exp` (the derivative of $e^a$ is $e^a \cdot \dot a$), then find
-# $h'(0.7)$ for
+# Give the dual numbers an `exp` (a function `dual_exp(a)`, like `dual_sin`; the derivative
+# of $e^a$ is $e^a \cdot \dot a$), then find $h'(0.7)$ for
 #
 # $$h(x) = e^{\sin x} \cdot x^2$$
 #
-# with **one** forward pass of `Dual`. The checker compares your number with the
-# derivative ext's and torch's `backward()` compute. The solution is in the next (collapsed)
-# cell.
+# with **one** forward pass of `Dual`. The next cell writes $h$ as a function of `T`, like `f`
+# and `g`: call it with a namespace that has your `sin` and `exp`, as `DualMath` does for `g`.
+# Then write `answer(T)`, returning your number as `T.tensor(number, dtype=T.float64)`, and
+# run `check_exercise(answer, expected)`: it compares your number, on both engines, with the
+# derivative that `expected` gets from ext's and torch's `backward()`. The solution is in the
+# cell after next (collapsed in the notebook).
+
+# %%
+def h(T, x):
+    return T.exp(T.sin(x)) * x**2
+
+
+def expected(T):  # reverse mode on the engine, independent of Dual
+    x = T.tensor(0.7, dtype=T.float64, requires_grad=True)
+    h(T, x).backward()
+    return x.grad
+
 
 # %% tags=["solution", "hide-input"]
 def dual_exp(a):
     e = math.exp(a.val)
     return Dual(e, e * a.dot)
-
-
-def h(T, x):
-    return T.exp(T.sin(x)) * x**2
 
 
 h_dot = h(SimpleNamespace(sin=dual_sin, exp=dual_exp), Dual(0.7, 1.0)).dot
@@ -438,12 +478,6 @@ print("h'(0.7) by forward mode:", h_dot)
 
 def answer(T):
     return T.tensor(h_dot, dtype=T.float64)
-
-
-def expected(T):  # reverse mode on the engine, independent of Dual
-    x = T.tensor(0.7, dtype=T.float64, requires_grad=True)
-    h(T, x).backward()
-    return x.grad
 
 
 check_exercise(answer, expected)

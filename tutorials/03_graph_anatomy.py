@@ -16,14 +16,13 @@
 # When you compute with a tensor that requires a gradient, every result remembers how it was
 # made. Calling `.backward()` on the final result later fills in `.grad` on the tensors you
 # started from. This page opens that memory and looks at its parts from plain Python:
-# `grad_fn`, `next_functions`, `AccumulateGrad`, the tensors a step saves for later, and the
+# `grad_fn`, `next_functions`, `AccumulateGrad`, the tensors a node saves for later, and the
 # flags `requires_grad` and `is_leaf`.
 #
 # Every example is a small function of `T`, the engine module. The helper `both(fn)` runs it
 # twice, with `T = ext` (this project's autograd engine, written in NumPy) and with
 # `T = torch` (real PyTorch), prints both results and stops with an error if they disagree.
-# A row marked `ext = torch` printed the same on both. (The helpers also return what they
-# compared; writing `_ = both(...)` keeps a notebook from echoing that a second time.)
+# A row marked `ext = torch` printed the same on both.
 
 # %%
 import warnings
@@ -56,12 +55,12 @@ def puzzle(T):
     return {"e": e, "a.grad": a.grad, "b.grad": b.grad, "d.grad": d.grad}
 
 
-_ = both(puzzle)
+both(puzzle)
 
 # %% [markdown]
 # Notice `grad_fn=<MulBackward0>` in the printout of `e`: that is the start of the path.
 #
-# ## `grad_fn`: the step that made a tensor
+# ## `grad_fn`: the node that made a tensor
 #
 # Every tensor computed from something that requires a gradient has a `grad_fn`: an object
 # (a *node* of the graph) that knows how to run its operation's derivative backwards. Its class
@@ -76,7 +75,7 @@ def grad_fns(T):
             "a.grad_fn": a.grad_fn}
 
 
-_ = both(grad_fns)
+both(grad_fns)
 
 # %% [markdown]
 # `a` has no `grad_fn`: we made it ourselves, nothing computed it. The `0` in `AddBackward0`
@@ -97,7 +96,7 @@ def edges_of_e(T):
             "first[0] is c.grad_fn": first[0] is c.grad_fn}
 
 
-_ = both(edges_of_e)
+both(edges_of_e)
 
 # %% [markdown]
 # What to notice: the first edge of `e`'s node *is* `c.grad_fn` (the same object), because
@@ -121,7 +120,12 @@ def edges(node):
                  for nxt, input_nr in node.next_functions)
 
 
-_ = both(lambda T: {"edges(c.grad_fn)": edges(first_graph(T)[2].grad_fn)})
+def edges_of_c(T):
+    a, b, c, d, e = first_graph(T)
+    return {"edges(c.grad_fn)": edges(c.grad_fn)}
+
+
+both(edges_of_c)
 
 # %% [markdown]
 # Both edges of `c`'s node go to `AccumulateGrad` nodes too, one for `a` and one for `b`.
@@ -143,7 +147,7 @@ def accumulator(T):
             "another graph reuses it": (a * 5).grad_fn.next_functions[0][0] is acc}
 
 
-_ = both(accumulator)
+both(accumulator)
 
 # %% [markdown]
 # This is the end of the path from the puzzle: `e.grad_fn` → `c.grad_fn` → the
@@ -160,7 +164,7 @@ def variable_of_add_node(T):
     return e.grad_fn.next_functions[0][0].variable
 
 
-_ = both_raise(variable_of_add_node, AttributeError)
+both_raise(variable_of_add_node, AttributeError)
 
 # %% [markdown]
 # ## Inputs that need no gradient: `None` edges
@@ -179,17 +183,22 @@ def none_edges(T):
             "edges((a + 1).grad_fn)": edges((a + 1).grad_fn)}
 
 
-_ = both(none_edges)
+both(none_edges)
 
 # %% [markdown]
 # Pictures of the graph often draw only the inputs that need a gradient, and so does some
 # pseudo-code of what an operation records. The real node keeps every position:
 
 # %%
-claim("a node has edges only for the inputs that need a gradient: z + 1 has one edge.",
+def a_plus_1_has_two_edges(T):
+    a = T.tensor(2.0, requires_grad=True)
+    first, second = (a + 1).grad_fn.next_functions
+    return first[0] is not None and second == (None, 0)
+
+
+claim("a node has edges only for the inputs that need a gradient: a + 1 has one edge.",
       "one entry per input, in argument order; (None, 0) for one that needs no gradient.",
-      lambda T: [fn is None for fn, _ in (T.tensor(2.0, requires_grad=True) + 1)
-                 .grad_fn.next_functions] == [False, True])
+      a_plus_1_has_two_edges)
 
 # %% [markdown]
 # ## `input_nr`: which output of the next node
@@ -211,7 +220,7 @@ def multi_output(T):
             "edges(y.grad_fn)": edges(y.grad_fn)}
 
 
-_ = both(multi_output)
+both(multi_output)
 
 # %% [markdown]
 # `y`'s node has two edges to the same `UnbindBackward0` node: one for output 0, one for
@@ -221,7 +230,12 @@ _ = both(multi_output)
 # would be caught: expect $1.5 \times (x_2, 0, x_0) = (7.5, 0, 3)$.
 
 # %%
-_ = grad3(lambda T, x: x.unbind()[0] * x.unbind()[2], np.array([2.0, 3.0, 5.0]))
+def first_times_last(T, x):
+    u = x.unbind()
+    return u[0] * u[2]
+
+
+grad3(first_times_last, np.array([2.0, 3.0, 5.0]))
 
 # %% [markdown]
 # The other way to get two edges to one node: use a result twice. Here `t` feeds both
@@ -240,7 +254,7 @@ def used_twice(T):
             "same node": first[0] is second[0] is t.grad_fn}
 
 
-_ = both(used_twice)
+both(used_twice)
 
 # %% [markdown]
 # ## Leaves, non-leaves and `requires_grad`
@@ -252,6 +266,9 @@ _ = both(used_twice)
 #   floating point, such as the booleans of a comparison, never do.
 # - `is_leaf`: is this tensor a starting point, with no `grad_fn`? Only leaves that require a
 #   gradient get `.grad` filled by backward.
+#
+# Two tools appear below before their own pages: inside a `with T.no_grad():` block nothing
+# is recorded (walkthrough 7), and `t.detach()` gives `t`'s values cut off from the graph.
 
 
 # %%
@@ -262,22 +279,28 @@ def flags(T):
         frozen = a * 2
     tensors = {"a": a, "k": k, "a * k": a * k, "k * 2": k * 2, "a > 0": a > 0,
                "a * 2 under no_grad": frozen, "(a * k).detach()": (a * k).detach()}
-    return {name: (t.requires_grad, t.is_leaf, t.grad_fn and t.grad_fn.name())
+    return {name: (t.requires_grad, t.is_leaf, None if t.grad_fn is None else t.grad_fn.name())
             for name, t in tensors.items()}
 
 
-_ = both(flags)
+both(flags)
 
 # %% [markdown]
 # Each row reads `(requires_grad, is_leaf, grad_fn)`. Notice `k * 2`: an operation computed
 # it, yet it is a leaf, because nothing about it needs a gradient, so no graph was recorded.
-# The same goes for results computed under `no_grad()` and for `detach()`, which cuts a tensor
-# out of the graph. The rule is simpler than "made by me or not":
+# The same goes for results computed under `no_grad()` and for `detach()`. The rule is simpler
+# than "made by me or not":
 
 # %%
+def computed_can_be_a_leaf(T):
+    needs_no_grad = T.ones(2) * 3
+    needs_grad = T.ones(2, requires_grad=True) * 3
+    return needs_no_grad.is_leaf and not needs_grad.is_leaf
+
+
 claim("a leaf is a tensor we create ourselves; a computed tensor is never a leaf.",
       "is_leaf means grad_fn is None: a computed tensor that needs no grad is a leaf too.",
-      lambda T: (T.ones(2) * 3).is_leaf and (T.ones(2, requires_grad=True) * 3).is_leaf is False)
+      computed_can_be_a_leaf)
 
 # %% [markdown]
 # A non-leaf's gradient is passed along during backward but not stored (call `retain_grad()`
@@ -292,7 +315,7 @@ def read_nonleaf_grad(T):
     return c.grad
 
 
-_ = both_warn(read_nonleaf_grad)
+both_warn(read_nonleaf_grad)
 
 
 # %%
@@ -316,10 +339,14 @@ claim("reading .grad of an intermediate result quietly gives None.",
 # example `register_prehook` (a function to call before the node runs).
 
 # %%
+def node_has_more_members(T):
+    node = (T.ones(1, requires_grad=True) * 2).grad_fn
+    return all(hasattr(node, name) for name in ("_saved_self", "_saved_other", "register_prehook"))
+
+
 claim("a node offers only name(), next_functions, metadata and register_hook.",
       "it also shows what it saved (_saved_<name>) and has register_prehook.",
-      lambda T: all(hasattr((T.ones(1, requires_grad=True) * 2).grad_fn, name)
-                    for name in ("_saved_self", "_saved_other", "register_prehook")))
+      node_has_more_members)
 
 
 # %%
@@ -334,7 +361,7 @@ def saved_by_mul(T):
             "a * k: _saved_other is k": one_needs._saved_other is k}
 
 
-_ = both(saved_by_mul)
+both(saved_by_mul)
 
 # %% [markdown]
 # A saved input is the input itself (`is` holds). And a node saves only what the gradients it
@@ -342,12 +369,16 @@ _ = both(saved_by_mul)
 # incoming one; `a` itself is not needed, so it is not kept.
 
 # %%
+def mul_saves_what_it_uses(T):
+    return saved_by_mul(T) == {"a * b: _saved_self is a": True,
+                               "a * b: _saved_other is b": True,
+                               "a * k: _saved_self": None,
+                               "a * k: _saved_other is k": True}
+
+
 claim("multiplication keeps only the other operand for backward.",
       "MulBackward0 keeps both inputs if both need a gradient, else only the one used.",
-      lambda T: saved_by_mul(T) == {"a * b: _saved_self is a": True,
-                                    "a * b: _saved_other is b": True,
-                                    "a * k: _saved_self": None,
-                                    "a * k: _saved_other is k": True})
+      mul_saves_what_it_uses)
 
 # %% [markdown]
 # Some operations save their output instead: the derivative of $e^x$ is $e^x$ itself, so
@@ -368,7 +399,7 @@ def saved_output(T):
             "p: _saved_exponent": p.grad_fn._saved_exponent}
 
 
-_ = both(saved_output)
+both(saved_output)
 
 # %% [markdown]
 # No: `_saved_result` has the same values and the same `grad_fn`, but it is a new tensor
@@ -390,14 +421,15 @@ def saved_after_backward(T):
     return y.grad_fn._saved_result
 
 
-_ = both_raise(saved_after_backward, RuntimeError)
+both_raise(saved_after_backward, RuntimeError)
 
 # %% [markdown]
 # ## Pictures
 #
 # `ext.viz.make_dot` draws a graph in the style of the torchviz package: grey boxes are
 # backward nodes, light blue boxes the leaves, green the output. A tensor's box shows the name
-# we gave it and its shape; `()` is the shape of a single number. The helper `graphs` draws the
+# we gave it and its shape; `()` is the shape of a single number, `(2)` that of a vector of
+# two. (The dict returned next to the output gives the names.) The helper `graphs` draws the
 # graph on both engines and checks that the two pictures have the same boxes and arrows.
 # Arrows point the way the forward computation went: from each entry of a node's
 # `next_functions` to the node. (In a notebook you see the two pictures side by side; as a
@@ -410,7 +442,7 @@ def first_graph_named(T):
     return e, {"a": a, "b": b, "d": d, "e": e}
 
 
-_ = graphs(first_graph_named)
+graphs(first_graph_named)
 
 # %% [markdown]
 # With `show_saved=True` the saved tensors appear too, as orange boxes hanging off the node
@@ -427,7 +459,7 @@ def with_saved(T):
     return loss, {"x": x, "w": w, "loss": loss}
 
 
-_ = graphs(with_saved, show_saved=True)
+graphs(with_saved, show_saved=True)
 
 # %% [markdown]
 # ## Walking the graph by hand
@@ -468,7 +500,7 @@ def walk_example(T):
     return walk(out.grad_fn, {id(a): "a", id(b): "b", id(d): "d"})
 
 
-_ = both(walk_example)
+both(walk_example)
 
 # %% [markdown]
 # Read it from the top: `#0` is the final addition, with edges to the `exp` node `#1` and the
@@ -484,14 +516,21 @@ _ = both(walk_example)
 
 
 # %%
+def recorder(ran, name):
+    """A pre-hook that appends ``name`` to the list ``ran`` each time its node runs."""
+    def hook(grads):
+        ran.append(name)
+    return hook
+
+
 def runs_shared_node_once(T):
     x = T.tensor(0.5, requires_grad=True)
     a = x.exp()
     y = a.sin() + a.cos()  # a feeds two nodes: a diamond
     ran = []
-    sin_fn, cos_fn = (f for f, _ in y.grad_fn.next_functions)
-    for fn in (sin_fn, cos_fn, a.grad_fn):
-        fn.register_prehook(lambda grads, fn=fn: ran.append(short_name(fn)))
+    (sin_node, _), (cos_node, _) = y.grad_fn.next_functions
+    for node in (sin_node, cos_node, a.grad_fn):
+        node.register_prehook(recorder(ran, short_name(node)))
     y.backward()
     return ran.count("ExpBackward0") == 1 and ran[-1] == "ExpBackward0"
 
@@ -504,11 +543,13 @@ claim("backward recurses along next_functions, one path at a time down to the le
 # ## Exercise
 #
 # Write `find_accumulator(root, leaf)`: starting at the node `root`, walk `next_functions`
-# (with a loop, not recursion) and return the `AccumulateGrad` node whose `variable` is
-# `leaf`, or `None` if the leaf is not in the graph. Test it on the graph below, looking for
-# `b`. The worked solution is in the next cell (collapsed in the notebook); it ends with a
-# checker that runs your function on both engines and compares with the node torch reaches
-# by another route (a second graph through `b` reuses the same `AccumulateGrad`).
+# (with a loop, not recursion, as `walk` does) and return the `AccumulateGrad` node whose
+# `variable` is `leaf`, or `None` if the leaf is not in the graph. The next cell has the graph
+# to test it on, and the checker's two sides: `answer(T)` runs your function on that graph,
+# looking for `b`; `expected(T)` reaches `b`'s node by another route (a second graph through
+# `b` reuses the same `AccumulateGrad`). Once your function is written, run
+# `check_exercise(answer, expected)`. The worked solution is in the cell after next
+# (collapsed in the notebook).
 
 
 # %%
@@ -518,6 +559,20 @@ def exercise_graph(T):
     x = T.tensor([2.0, 3.0])
     loss = ((w * x).sum() + b).tanh() + 0.01 * (w * w).sum()
     return w, b, loss
+
+
+def answer(T):
+    w, b, loss = exercise_graph(T)
+    found = find_accumulator(loss.grad_fn, b)  # your function
+    return {"name": found.name(), "variable is b": found.variable is b,
+            "same node as b * 1 uses": found is (b * 1).grad_fn.next_functions[0][0]}
+
+
+def expected(T):
+    w, b, loss = exercise_graph(T)
+    acc = (b * 1).grad_fn.next_functions[0][0]
+    return {"name": acc.name(), "variable is b": acc.variable is b,
+            "same node as b * 1 uses": True}
 
 
 # %% tags=["solution", "hide-input"]
@@ -532,20 +587,6 @@ def find_accumulator(root, leaf):
             return node
         stack.extend(nxt for nxt, _ in node.next_functions)
     return None
-
-
-def answer(T):
-    w, b, loss = exercise_graph(T)
-    found = find_accumulator(loss.grad_fn, b)
-    return {"name": found.name(), "variable is b": found.variable is b,
-            "same node as b * 1 uses": found is (b * 1).grad_fn.next_functions[0][0]}
-
-
-def expected(T):
-    w, b, loss = exercise_graph(T)
-    acc = (b * 1).grad_fn.next_functions[0][0]
-    return {"name": acc.name(), "variable is b": acc.variable is b,
-            "same node as b * 1 uses": True}
 
 
 check_exercise(answer, expected)

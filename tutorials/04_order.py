@@ -15,15 +15,16 @@
 #
 # Backward runs the nodes of the graph one by one, from the output back to the inputs. Each
 # node turns the gradient of its output into gradients for its inputs (the chain rule, one
-# step). This page is about the order of those steps. A node may run only once it has its
-# *whole* gradient, and a node whose result was used twice receives its gradient in two
+# step). This page is about the order in which the nodes run. A node may run only once it has
+# its *whole* gradient, and a node whose result was used twice receives its gradient in two
 # pieces.
 #
-# We build a tiny engine of our own, show the obvious recursive backward going wrong, fix it
-# twice (the way the DeZero project does it, then the way torch does it), and compare with
-# `ext` (this project's engine) and real `torch`. Every example that uses an engine is a
-# function of `T`, the engine module, run on both by the helpers. (The helpers return what
-# they compared; `_ = ...` keeps a notebook from echoing it.)
+# We build a tiny engine of our own, show the obvious recursive backward going wrong, and fix
+# it twice: first the way DeZero does it, then the way torch does it. (DeZero is a small
+# teaching framework written in NumPy; a few of these walkthroughs compare its simpler design
+# with torch's.) Then we compare with `ext` (this project's engine) and real `torch`. Every
+# example that uses an engine is a function of `T`, the engine module, run on both by the
+# helpers.
 
 # %%
 import heapq
@@ -59,7 +60,7 @@ def diamond_named(T):
     return y, {"x": x, "y": y}
 
 
-_ = graphs(diamond_named)
+graphs(diamond_named)
 
 # %% [markdown]
 # (As a script, each line names a box and, after `<-`, the boxes that feed it. `PowBackward0`
@@ -68,9 +69,10 @@ _ = graphs(diamond_named)
 # ## A tiny engine
 #
 # To see what can go wrong we need an engine we can break. `Var` holds a number, its
-# gradient so far and the `Fn` that made it. `Fn` is one step: its inputs, its output, and the
-# local derivative of the output with respect to each input, computed during the forward
-# pass. The two counters, `generation` and `seq`, are for the fixes further down.
+# gradient so far and the `Fn` that made it. `Fn` is one step of the computation, what the
+# engines call a node: its inputs, its output, and the local derivative of the output with
+# respect to each input, computed during the forward pass. The two counters, `generation` and
+# `seq`, are for the fixes further down.
 
 
 # %%
@@ -131,8 +133,8 @@ def tiny_diamond(x0):
 #
 # The obvious backward is recursive: add the incoming gradient to a variable, then at once run
 # the step that made it, with the variable's gradient so far, and recurse into its inputs.
-# (This is what you get from a micrograd-style engine if you call each node's backward in a
-# recursive walk instead of in a sorted order.)
+# (This is what you get from a small engine that calls each step's backward in a recursive
+# walk instead of in a sorted order.)
 
 
 # %%
@@ -165,9 +167,9 @@ print("true  x.grad:", 1.5 * (math.cos(a) + math.exp(a)) * 2 * 0.7)
 #
 # ## Fix 1: generations (DeZero)
 #
-# DeZero gives every variable and step a *generation*: inputs are generation 0, a step takes
-# the largest generation among its inputs, and its output is one more. Every user of a
-# variable then has a higher generation than the step that made the variable. So if backward
+# DeZero gives every variable and step a *generation*, a depth count: inputs are generation 0,
+# a step takes the largest generation among its inputs, and its output is one more. Every user
+# of a variable then has a higher generation than the step that made the variable. So if backward
 # always runs the waiting step with the highest generation, every user of $a$ has run before
 # `square` does.
 
@@ -202,7 +204,8 @@ print("x.grad:", x.grad)
 # counts, for every step, how many gradients it will receive: the number of edges that lead
 # to it. During backward, each arriving gradient lowers the count; when it reaches zero the
 # step's gradient is complete and the step is *ready*. Among the ready steps torch runs the
-# most recently created first (the highest sequence number), which our `seq` copies.
+# most recently created first (the highest *sequence number*: torch numbers its nodes in the
+# order they are created), which our `seq` copies.
 
 
 # %%
@@ -225,8 +228,9 @@ print({f.name: n for f, n in count_dependencies(y).items()})
 
 # %% [markdown]
 # `square` waits for two gradients, `sin` and `exp` for one each. `add` is the start, so
-# nothing feeds it. Now the engine: a loop over a queue of ready steps (a heap, so the newest
-# ready step comes out first).
+# nothing feeds it. Now the engine: a loop over a queue of ready steps. The queue is a heap
+# (Python's `heapq`), which always pops its smallest entry; we push `-seq`, so the newest
+# ready step comes out first.
 
 
 # %%
@@ -235,7 +239,7 @@ def backward_by_counting(y, grad):
     y.grad = grad
     ready, log = [(-y.creator.seq, y.creator)], []
     while ready:
-        _, f = heapq.heappop(ready)  # the most recently created ready step
+        _, f = heapq.heappop(ready)  # (-seq, step): the most recently created ready step
         log.append(f.name)
         for inp, g in zip(f.inputs, f.backward(f.output.grad)):
             inp.grad += g
@@ -259,8 +263,8 @@ print("x.grad:", x.grad)
 # for a one-number output, the same 1.5 we fed our tiny engines.
 
 # %%
-reference = grad3(diamond, 0.7)
-expected_grad = reference.ext[0].item()
+reference = grad3(diamond, 0.7)  # returns the gradients it compared, per engine and input
+expected_grad = reference.ext[0].item()  # ext's gradient for the first (only) input
 for name, engine in [("generations", backward_by_generation), ("counting", backward_by_counting)]:
     x, y = tiny_diamond(0.7)
     engine(y, 1.5)
@@ -282,7 +286,7 @@ order = backward_order(lambda T: diamond(T, T.tensor(0.7, requires_grad=True)))
 torch_names = {"add": "AddBackward0", "exp": "ExpBackward0", "sin": "SinBackward0",
                "square": "PowBackward0"}
 print("our counting engine:", " → ".join(torch_names[n] for n in counting_log))
-assert [torch_names[n] for n in counting_log] == order.torch[:-1]
+assert [torch_names[n] for n in counting_log] == order.torch[:-1]  # all but AccumulateGrad
 
 # %% [markdown]
 # Our dependency-counting engine runs the steps in torch's order: `exp` before `sin` (both
@@ -296,7 +300,7 @@ assert [torch_names[n] for n in counting_log] == order.torch[:-1]
 x = Var(3.0)
 backward_by_counting(add(x, x), 1.5)
 print("tiny engine: x.grad =", x.grad)
-_ = grad3(lambda T, x: x + x, 3.0)
+grad3(lambda T, x: x + x, 3.0)
 
 # %% [markdown]
 # ## A worked example, step by step
@@ -314,8 +318,17 @@ def worked(T):
     return x, y, (x * y + 1) ** 2
 
 
-_ = backward_order(lambda T: worked(T)[2])
-_ = grad3(lambda T, x, y: (x * y + 1) ** 2, [2.0], [3.0])
+def worked_loss(T):
+    x, y, loss = worked(T)
+    return loss
+
+
+def worked_formula(T, x, y):
+    return (x * y + 1) ** 2
+
+
+backward_order(worked_loss)
+grad3(worked_formula, [2.0], [3.0])
 
 # %% [markdown]
 # Backward starts at `PowBackward0`, the node of the last operation. There is no `SumBackward0`:
@@ -352,7 +365,12 @@ def layer(T):
     return (h * h).mean() + 0.1 * (w * w).sum(), w, b
 
 
-_ = backward_order(lambda T: layer(T)[0])
+def layer_loss(T):
+    loss, w, b = layer(T)
+    return loss
+
+
+backward_order(layer_loss)
 
 # %% [markdown]
 # Read the order: the penalty branch `0.1 * (w * w).sum()` runs first (it was created last).
@@ -362,22 +380,38 @@ _ = backward_order(lambda T: layer(T)[0])
 # leaf's node has the largest possible sequence number, so it runs the moment it is ready.
 
 
+# To check this on both engines, `ran_in_order` does what `backward_order` does, but names
+# each leaf's `AccumulateGrad` after its leaf. It gives every node a *pre-hook*, a function
+# the engine calls just before it runs the node, that appends the node's name to a list.
+
 # %%
+def recorder(ran, name):
+    """A pre-hook that appends ``name`` to the list ``ran`` each time its node runs."""
+    def hook(grads):
+        ran.append(name)
+    return hook
+
+
 def ran_in_order(out, labels):
-    """Names of the nodes in the order backward runs them; leaves by their label."""
+    """Names of the nodes in the order backward runs them. ``labels`` maps id(leaf) to a name
+    for that leaf's AccumulateGrad node; other nodes go by node.name()."""
     seen, stack, ran = set(), [out.grad_fn], []
     while stack:  # every node once, with a loop
         node = stack.pop()
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
-        name = labels.get(id(getattr(node, "variable", None)), node.name())
-        node.register_prehook(lambda grads, name=name: ran.append(name))
+        if hasattr(node, "variable") and id(node.variable) in labels:
+            name = labels[id(node.variable)]
+        else:
+            name = node.name()
+        node.register_prehook(recorder(ran, name))
         stack.extend(nxt for nxt, _ in node.next_functions)
     out.backward()
     return ran
 
 
+# %%
 def leaf_runs_early(T):
     loss, w, b = layer(T)
     ran = ran_in_order(loss, {id(w): "w", id(b): "b"})
@@ -405,7 +439,7 @@ def deep_chain(T):
     return {"x.grad": x.grad, "1.0001 ** 10000": 1.0001**10_000}
 
 
-_ = both(deep_chain)
+both(deep_chain)
 
 # %% [markdown]
 # A recursive backward needs one Python call frame per step of the chain, all open at once.
@@ -447,14 +481,17 @@ assert math.isclose(x.grad, product, rel_tol=1e-12)
 # ## Exercise
 #
 # Predict the order in which backward will run the nodes of the graph below, without running
-# backward. Write `dependencies(root)`, which walks `next_functions` with a loop and counts for
+# backward. This is `backward_by_counting` again, on the engines' nodes instead of our `Fn`s.
+# Write `dependencies(root)`, which walks `next_functions` with a loop and counts for
 # each node how many edges lead to it. Then write `predict_order(root)`, which simulates the
 # engine: start from `root`; run the ready node with the highest `node._sequence_nr()` (a
 # private method of torch's nodes, which ext copies; a leaf's `AccumulateGrad` has the largest
 # possible number); when a node runs, lower the count of each node its edges lead to, and a
-# node whose count reaches zero becomes ready. Return the names in run order. The worked
-# solution is in the next cell (collapsed in the notebook); its checker compares your
-# prediction with the order the real engines record, on ext and on torch.
+# node whose count reaches zero becomes ready. Return the nodes' short names in run order
+# (`without_prefix` below drops the `torch::autograd::` prefix), such as
+# `["SumBackward0", ...]`. Then run `check_exercise(answer, recorded_order)`: it compares your
+# prediction with the order the real engines record, on ext and on torch. The worked solution
+# is in the cell after next (collapsed in the notebook).
 
 
 # %%
@@ -464,6 +501,19 @@ def exercise_graph(T):
     b = a * 3.0
     c = a.sin() * b
     return (c + b.tanh()).sum()
+
+
+def without_prefix(name):
+    return name.rsplit("::", 1)[-1]  # "ext::autograd::AccumulateGrad" -> "AccumulateGrad"
+
+
+def answer(T):
+    return predict_order(exercise_graph(T).grad_fn)  # your function
+
+
+def recorded_order(T):
+    out = exercise_graph(T)
+    return [without_prefix(name) for name in ran_in_order(out, {})]
 
 
 # %% tags=["solution", "hide-input"]
@@ -485,7 +535,7 @@ def predict_order(root):
     deps, ready, names = dependencies(root), [(-root._sequence_nr(), id(root), root)], []
     while ready:
         _, _, node = heapq.heappop(ready)
-        names.append(node.name().rsplit("::", 1)[-1])
+        names.append(without_prefix(node.name()))
         for nxt, _ in node.next_functions:
             if nxt is not None:
                 deps[id(nxt)] -= 1
@@ -494,9 +544,4 @@ def predict_order(root):
     return names
 
 
-def recorded_order(T):
-    out = exercise_graph(T)
-    return [name.rsplit("::", 1)[-1] for name in ran_in_order(out, {})]
-
-
-check_exercise(lambda T: predict_order(exercise_graph(T).grad_fn), recorded_order)
+check_exercise(answer, recorded_order)

@@ -22,7 +22,8 @@
 #
 # 1. how a naive graph design makes reference cycles, which only Python's cyclic garbage
 #    collector can free;
-# 2. how a weak reference breaks the cycle (the fix DeZero uses);
+# 2. how a weak reference breaks the cycle (the fix DeZero, the teaching framework of the
+#    previous walkthrough, uses);
 # 3. that in ext and in torch a graph is freed the moment its last tensor goes;
 # 4. that backward frees the saved tensors, unless you pass `retain_graph=True`.
 
@@ -47,7 +48,8 @@ import ext.hooks
 #   The collector finds such groups now and then, not at once: it runs when enough new objects
 #   have been created since its last run.
 #
-# The collector sorts objects into three generations by age. Generation 0 holds the objects
+# The collector sorts objects into three *generations* by age (no relation to DeZero's
+# generation numbers of the previous walkthrough). Generation 0 holds the objects
 # created since its last run; `gc.get_threshold()` says how many new objects (lists, dicts,
 # instances: anything that can hold references) trigger a collection of it, and `gc.get_count()`
 # how far along that count is now. The other two numbers are for the older generations, which
@@ -159,7 +161,9 @@ assert fixed == ["y freed", "del y done", "gc.collect(0) found 0 unreachable obj
 
 # %%
 def try_weakref(obj):
-    return caught(lambda: weakref.ref(obj)) or "works"
+    """'works' if obj accepts a weak reference, else the error it raised, as text."""
+    error = caught(lambda: weakref.ref(obj))  # caught: the error raised as text, or None
+    return "works" if error is None else error
 
 
 for name, T in ENGINES.items():
@@ -171,16 +175,18 @@ for name, T in ENGINES.items():
 # `h * h` saves `h` twice, to compute $\partial (h h)/\partial h = 2h$ later.
 
 # %%
-def refcount_only(run):
-    """Run `run()` (which returns a dict) with the cyclic collector off; add to its dict what
-    the collector then finds."""
-    gc.collect(0)
-    gc.disable()
-    try:
-        result = run()
-        return {**result, "gc.collect(0) finds": gc.collect(0)}
-    finally:
-        gc.enable()
+def refcount_only(program):
+    """``program`` (a function of T that returns a dict), changed to run with the cyclic
+    collector off and to add to its dict what the collector then finds."""
+    def run(T):
+        gc.collect(0)
+        gc.disable()
+        try:
+            result = program(T)
+            return {**result, "gc.collect(0) finds": gc.collect(0)}
+        finally:
+            gc.enable()
+    return run
 
 
 def drop_the_graph(T):
@@ -196,7 +202,7 @@ def drop_the_graph(T):
     return {"events": events}
 
 
-dropped = both(lambda T: refcount_only(lambda: drop_the_graph(T)))
+both(refcount_only(drop_the_graph))
 
 # %% [markdown]
 # Read the events in order: after `del h` the tensor is still alive, because `y`'s graph saved
@@ -216,7 +222,7 @@ def long_chain(T):
     return {"x.grad": x.grad}
 
 
-chain = both(lambda T: refcount_only(lambda: long_chain(T)))
+both(refcount_only(long_chain))
 
 # %% [markdown]
 # ## Backward frees the saved tensors
@@ -227,7 +233,8 @@ chain = both(lambda T: refcount_only(lambda: long_chain(T)))
 #
 # Let us measure how much a graph saves. `T.autograd.graph.saved_tensors_hooks(pack, unpack)`
 # calls `pack(t)` for each tensor as it is saved, and `unpack(...)` when backward needs it back.
-# Our `pack` adds up the bytes and hands the tensor on unchanged.
+# Our `pack` notes the bytes and hands the tensor on unchanged; our `unpack`, `lambda t: t`,
+# gives it back as it is.
 
 # %%
 def saved_then_backward(T):
@@ -249,7 +256,7 @@ def saved_then_backward(T):
     return {"bytes saved": sum(saved), "events": events, "y.grad_fn": y.grad_fn}
 
 
-after_backward = both(lambda T: refcount_only(lambda: saved_then_backward(T)))
+both(refcount_only(saved_then_backward))
 
 # %% [markdown]
 # 24 000 bytes: `sin` saved `x` (to compute $\cos x$ in backward) and `h * h` saved `h` twice,
@@ -268,11 +275,11 @@ def backward_twice(T):
     y.backward()
 
 
-twice = both_raise(backward_twice, RuntimeError)
+both_raise(backward_twice, RuntimeError)
 
 # %% [markdown]
-# Reading a saved tensor after backward (`grad_fn._saved_self` is how you look at one, see the
-# walkthrough on saved tensors) fails with the same error:
+# Reading a saved tensor after backward (`grad_fn._saved_self` is how you look at one, as in
+# walkthrough 3) fails with the same error:
 
 # %%
 def read_after_backward(T):
@@ -282,7 +289,7 @@ def read_after_backward(T):
     return y.grad_fn._saved_self
 
 
-read = both_raise(read_after_backward, RuntimeError)
+both_raise(read_after_backward, RuntimeError)
 
 # %% [markdown]
 # A graph that saved nothing can be walked again: `(x + 1).sum()` needs no saved value (the
@@ -297,13 +304,14 @@ def nothing_saved(T):
     return x.grad
 
 
-again = both(nothing_saved)
+both(nothing_saved)
 
 # %% [markdown]
 # ## `retain_graph=True` keeps them
 #
 # Pass `retain_graph=True` and backward leaves the saved tensors in place, so you can call it
-# again. The gradients of the two calls add up in `x.grad` (accumulation: $2 \cdot 2x = 4x$ for
+# again. The gradients of the two calls add up in `x.grad` (each backward adds to `.grad`
+# rather than replacing it, the subject of the next walkthrough: $2 \cdot 2x = 4x$ for
 # $y = x^2$), and the saved tensor lives on until the graph goes.
 
 # %%
@@ -321,7 +329,7 @@ def retained(T):
     return {"x.grad": x.grad, "events": events}
 
 
-kept = both(lambda T: refcount_only(lambda: retained(T)))
+both(refcount_only(retained))
 
 # %% [markdown]
 # `h` survived the first backward (it was retained) and was freed by the second, which did not
@@ -334,7 +342,6 @@ def third_backward_raises(T):
     y = x ** 2
     y.backward(retain_graph=True)
     y.backward()          # frees the saved tensors
-    x.grad.zero_()
     try:
         y.backward()
     except RuntimeError as e:
@@ -353,14 +360,18 @@ claim("once a backward used retain_graph=True, the graph stays usable for any la
 # with an upstream gradient that is not all ones:
 
 # %%
-grads = grad3(lambda T, x: x.sin() * x.sin(), np.array([0.3, 1.0, 2.0]))
+def sin_squared(T, x):
+    return x.sin() * x.sin()
+
+
+grad3(sin_squared, np.array([0.3, 1.0, 2.0]))
 
 # %% [markdown]
 # ## Intermediate gradients are not kept either
 #
 # A from-scratch engine often stores a `.grad` on every variable it passes through during
 # backward, and then needs a flag to clear those intermediate gradients to save memory. ext and
-# torch never store them: only leaves (tensors you created, like `x`) get `.grad`. Reading
+# torch never store them: only leaves that require grad (like `x`) get `.grad`. Reading
 # `.grad` of an intermediate tensor gives `None` and a warning; call `retain_grad()` on it before
 # backward if you do want it.
 
@@ -378,7 +389,7 @@ def intermediate_grad(T):
             "kept.grad": kept.grad, "x.grad": x.grad}
 
 
-inter = both(intermediate_grad)
+both(intermediate_grad)
 
 # %% [markdown]
 # ## A ready-made meter, and what `no_grad` saves
@@ -399,7 +410,7 @@ def meter(T):
     return {"bytes by node": training.by_node(y), "bytes under no_grad": inference.total_bytes}
 
 
-measured = both(meter)
+both(meter)
 
 # %% [markdown]
 # `MmBackward0` keeps both matrices (96 + 48 bytes: the gradient of each factor needs the
@@ -408,25 +419,20 @@ measured = both(meter)
 #
 # ## Exercise
 #
-# `x` and `w` are float32 tensors of 100 elements each. Predict how many bytes each of these
-# programs saves for backward, then check your numbers:
+# `x` and `w` are float32 tensors of 100 elements each (a float32 number takes 4 bytes).
+# Predict how many bytes each of these programs saves for backward, counting a tensor each time
+# a node saves it, as `SavedTensorMeter` does:
 #
 # - `a`: `(x.exp() * w).sum()` with both `x` and `w` requiring grad;
 # - `b`: the same, with only `x` requiring grad (hint: a factor is saved only when it is
 #   needed for the *other* factor's gradient);
 # - `c`: `(x.sigmoid() * x).sum()` with `x` requiring grad.
 #
-# The solution is in the next (collapsed) cell.
+# Write your numbers as a dict, `prediction = {"a": ..., "b": ..., "c": ...}`, then run
+# `check_exercise(answer, measured_bytes)`: the next cell measures the three programs with the
+# meter, on both engines. The solution is in the cell after next (collapsed in the notebook).
 
-# %% tags=["solution", "hide-input"]
-# A float32 number is 4 bytes, so a saved 100-element tensor costs 400 bytes.
-# a: exp saves its result (400); mul saves both factors (800); sum saves only a shape.
-# b: exp still saves its result; mul saves w (needed for d/d exp(x)) but not exp(x), since w
-#    needs no gradient (400).
-# c: sigmoid saves its result (400); mul saves both factors (800).
-prediction = {"a": 1200, "b": 800, "c": 1200}
-
-
+# %%
 def measured_bytes(T):
     programs = {"a": (True, lambda x, w: (x.exp() * w).sum()),
                 "b": (False, lambda x, w: (x.exp() * w).sum()),
@@ -441,4 +447,15 @@ def measured_bytes(T):
     return result
 
 
-check_exercise(lambda T: prediction, measured_bytes)
+def answer(T):
+    return prediction  # your dict
+
+
+# %% tags=["solution", "hide-input"]
+# A float32 number is 4 bytes, so a saved 100-element tensor costs 400 bytes.
+# a: exp saves its result (400); mul saves both factors (800); sum saves only a shape.
+# b: exp still saves its result; mul saves w (needed for d/d exp(x)) but not exp(x), since w
+#    needs no gradient (400).
+# c: sigmoid saves its result (400); mul saves both factors (800).
+prediction = {"a": 1200, "b": 800, "c": 1200}
+check_exercise(answer, measured_bytes)

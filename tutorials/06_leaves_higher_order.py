@@ -24,7 +24,6 @@
 # both engines printed exactly that.
 
 # %%
-import re
 import warnings
 
 import matplotlib.pyplot as plt
@@ -35,7 +34,8 @@ from sidebyside import both, both_raise, both_warn, caught, check_exercise, clai
 # ## Leaves and non-leaves
 #
 # A **leaf** is a tensor that was not computed by an operation autograd recorded: typically one
-# you made yourself, such as a weight. Every other tensor that requires grad is a **non-leaf**:
+# you made yourself, such as a weight (walkthrough 3 met the exact rule: `grad_fn` is `None`).
+# Every other tensor that requires grad is a **non-leaf**:
 # it was produced by an operation, and its `grad_fn` names the backward node that will send
 # gradients through that operation.
 
@@ -75,26 +75,9 @@ graphs(leaf_graph)
 # respect to `y` was computed on the way (it is also 3) but then dropped: intermediate
 # gradients are needed only while backward passes through, and keeping them all would cost as
 # much memory again as the forward pass's values. Reading `y.grad` gives `None` and a warning.
-#
-# torch adds a note about its C++ source file to some warnings, "(Triggered internally at
-# ...)", which says nothing about your program. The small function below cuts that note so the
-# two engines' warnings can be compared word for word.
-
-# %%
-CPP_NOTE = re.compile(r" \(Triggered internally at [^)]*\)$")
-
-
-def without_cpp_note(fn):
-    """fn, with torch's "(Triggered internally at <file>)" note cut from its warnings."""
-    def run(T):
-        with warnings.catch_warnings(record=True) as record:
-            warnings.simplefilter("always")
-            result = fn(T)
-        for w in record:
-            warnings.warn(CPP_NOTE.sub("", str(w.message)), w.category, stacklevel=2)
-        return result
-    return run
-
+# `both_warn` checks that both engines give the same warning (it leaves out the note about its
+# C++ source file that torch adds to some warnings); then `both` shows the values, with the
+# warning silenced.
 
 # %%
 def non_leaf_grad(T):
@@ -105,7 +88,7 @@ def non_leaf_grad(T):
     return {"x.grad": x.grad, "y.grad": y.grad}  # reading y.grad warns
 
 
-both_warn(without_cpp_note(non_leaf_grad))
+both_warn(non_leaf_grad)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     both(non_leaf_grad)
@@ -131,11 +114,16 @@ claim("reading .grad of an intermediate tensor quietly gives None",
       "it gives None and a UserWarning that points to retain_grad()", warns_on_read)
 
 # %% [markdown]
+# (Walkthrough 3 held the same claim against the engines; it comes back here because it is the
+# question this section answers.)
+
+# %% [markdown]
 # ## `retain_grad()`: keep one intermediate gradient
 #
 # `y.retain_grad()` asks backward to store the gradient that reaches `y`, and sets the flag
 # `y.retains_grad`. On a leaf it does nothing (a leaf keeps its gradient anyway, and the flag
-# stays False). On a tensor that does not require grad there is no gradient to keep: an error.
+# stays False). On a tensor that does not require grad there is no gradient to keep: an error,
+# the same on both engines (`both_raise` checks that).
 
 # %%
 def retained(T):
@@ -153,7 +141,7 @@ both(retained)
 both_raise(lambda T: T.tensor([1.0]).retain_grad(), RuntimeError)
 
 # %% [markdown]
-# DeZero (and the TinyPytorch engine that follows it) frees intermediate gradients too, but
+# DeZero (the teaching framework of walkthrough 4) frees intermediate gradients too, but
 # keeps them all when you call `backward(retain_grad=True)`. torch has no such switch: you
 # mark the tensors you care about, one by one.
 
@@ -176,8 +164,9 @@ claim("backward(retain_grad=True) keeps every intermediate gradient",
 #
 # Before going further, a check that the gradients these engines compute are right. `grad3`
 # differentiates $f(x) = x^4 - 2x^2$ with ext, with torch and with finite differences (nudging
-# each input by a tiny amount and measuring the change of the output). For a non-scalar output,
-# `out.backward(v)` takes the **upstream gradient** $v$: the gradient of some final loss with
+# each input by a tiny amount and measuring the change of the output). For an output of
+# several numbers (not a *scalar*, a single number), `out.backward(v)` takes the **upstream
+# gradient** $v$: the gradient of some final loss with
 # respect to `out`, as it would arrive from the rest of a program. `grad3` passes a $v$ that is
 # not all ones, so what is checked is $v_i f'(x_i)$ with $f'(x) = 4x^3 - 4x$, not just $f'$.
 
@@ -203,8 +192,8 @@ def accumulate(T):
     x = T.tensor([1.0], requires_grad=True)
     y = x**2
     y.backward(retain_graph=True)
-    first = x.grad.clone()
-    kept = x.grad
+    first = x.grad.clone()  # a copy of the value after one backward
+    kept = x.grad           # the tensor object itself
     y.backward()  # no retain_graph: the saved x is freed now
     return {"after one": first, "after two": x.grad, "same object": x.grad is kept}
 
@@ -228,9 +217,14 @@ def third_backward(T):
 both_raise(third_backward, RuntimeError)
 
 # %%
+def zeroing_does_not_help(T):
+    error = caught(lambda: third_backward(T))  # the error raised, as text (None if none)
+    return error is not None and "second time" in error
+
+
 claim("x.grad.zero_() resets things, so backward can run once more on the same graph",
       "zero_() touches only .grad; the graph was freed by the last backward, so it raises",
-      lambda T: "second time" in str(caught(lambda: third_backward(T))))
+      zeroing_does_not_help)
 
 # %% [markdown]
 # ### The forgotten `zero_grad`
@@ -238,7 +232,8 @@ claim("x.grad.zero_() resets things, so backward can run once more on the same g
 # Accumulation is the reason every training loop clears the gradients before each backward.
 # Here is gradient descent on $L(w) = (w - 3)^2$, whose minimum is at $w = 3$, written twice:
 # once clearing `w.grad` at each step, once forgetting to. Without the reset, each step uses
-# the *sum of all past gradients*.
+# the *sum of all past gradients*. (`quiet=True` makes `both` compare the two engines' 25
+# steps without printing them; we print the last four.)
 
 # %%
 def descend(T, clear, steps=25, lr=0.1):
@@ -255,8 +250,11 @@ def descend(T, clear, steps=25, lr=0.1):
     return path
 
 
-paths = both(lambda T: {"clearing": descend(T, True), "forgetting": descend(T, False)},
-             quiet=True)
+def both_loops(T):
+    return {"clearing": descend(T, True), "forgetting": descend(T, False)}
+
+
+paths = both(both_loops, quiet=True)
 print("last 4 steps, clearing:  ", np.round(paths.torch["clearing"][-4:], 3))
 print("last 4 steps, forgetting:", np.round(paths.torch["forgetting"][-4:], 3))
 
@@ -267,6 +265,7 @@ ax.plot(paths.ext["forgetting"], "s--", label="never cleared")
 ax.axhline(3, color="grey", lw=0.8)
 ax.set(xlabel="step", ylabel="w", title="gradient descent on (w - 3)²", ylim=(-0.5, 8))
 ax.legend(loc="upper center", ncol=2, fontsize=8)
+plt.show()
 
 # %% [markdown]
 # The loop that clears converges to 3. The loop that forgets swings between 0 and 6 and never
@@ -276,8 +275,9 @@ ax.legend(loc="upper center", ncol=2, fontsize=8)
 # ### Two ways to clear: `x.grad = None` or `x.grad.zero_()`
 #
 # `x.grad.zero_()` writes zeros into the existing tensor; anyone holding a reference to it sees
-# zeros. `x.grad = None` drops the tensor, and the next backward allocates a new one (DeZero
-# calls this `cleargrad`). Both lead to the same gradient on the next backward.
+# zeros (a method whose name ends in `_` changes its tensor in place). `x.grad = None` drops
+# the tensor, and the next backward allocates a new one (DeZero calls this `cleargrad`). Both
+# lead to the same gradient on the next backward.
 
 # %%
 def clearing(T):
@@ -295,9 +295,12 @@ def clearing(T):
 both(clearing)
 
 # %% [markdown]
-# Which one do the library's helpers use? `model.zero_grad()` and `optimizer.zero_grad()` set
-# the gradients to `None` (their `set_to_none=True` default), which saves the work of writing
-# zeros, and the memory until the next backward. The check below uses a one-layer model.
+# Which one do the library's helpers use? A *model* (a `T.nn.Module`) owns its weights, and an
+# *optimizer* updates them from their `.grad`; both have a `zero_grad()` that clears every
+# weight's gradient. They set the gradients to `None` (their `set_to_none=True` default), which
+# saves the work of writing zeros, and the memory until the next backward. The check below
+# uses a one-layer model: `T.nn.Linear(2, 1)` holds a weight and a bias, both leaves that
+# require grad, and `model(x)` computes `x @ weight.T + bias`.
 
 # %%
 def zero_grad_sets_none(T):
@@ -316,8 +319,8 @@ claim("zero_grad() fills the gradients with zeros",
 # Backward computes a gradient with ordinary tensor operations: for $y = x^3$ it multiplies the
 # upstream gradient by $3x^2$. Normally those operations are not recorded. With
 # `create_graph=True` they are: the gradient gets a `grad_fn` of its own, and can be
-# differentiated again. `T.autograd.grad(outputs, inputs)` returns the gradients as a tuple
-# (more on it below).
+# differentiated again. `T.autograd.grad(outputs, inputs)` returns the gradients as a tuple,
+# one per input (more on it below); `(d1,) = ...` unpacks a tuple of one.
 
 # %%
 def cube(T):
@@ -395,7 +398,7 @@ def derivatives(T, f, x, n):
 
 points = np.array([-1.5, 0.5, 2.0])
 poly_d = both(lambda T: derivatives(T, poly, points, 3))
-x = points  # (for the formulas)
+x = points  # (a short name for the formulas)
 np.testing.assert_allclose(poly_d.torch, [4 * x**3 - 4 * x, 12 * x**2 - 4, 24 * x], rtol=1e-12)
 print("✓ and they are 4x³ - 4x, 12x² - 4 and 24x")
 
@@ -404,23 +407,32 @@ print("✓ and they are 4x³ - 4x, 12x² - 4 and 24x")
 # $t = \tanh x$: $t' = 1 - t^2$, $t'' = -2t(1 - t^2)$, $t''' = (6t^2 - 2)(1 - t^2)$.
 
 # %%
-sin_d = both(lambda T: derivatives(T, lambda T, x: T.sin(x), points, 3), quiet=True)
+def sine(T, x):
+    return T.sin(x)
+
+
+def tanh(T, x):
+    return T.tanh(x)
+
+
+sin_d = both(lambda T: derivatives(T, sine, points, 3), quiet=True)
 np.testing.assert_allclose(sin_d.torch, [np.cos(x), -np.sin(x), -np.cos(x)], rtol=1e-12)
 t = np.tanh(x)
-tanh_d = both(lambda T: derivatives(T, lambda T, x: T.tanh(x), points, 3), quiet=True)
+tanh_d = both(lambda T: derivatives(T, tanh, points, 3), quiet=True)
 tanh_by_hand = [1 - t**2, -2 * t * (1 - t**2), (6 * t**2 - 2) * (1 - t**2)]
 np.testing.assert_allclose(tanh_d.torch, tanh_by_hand, rtol=1e-12)
 print("✓ sin and tanh: the derivatives match the formulas")
 
 # %%
 grid = np.linspace(-3, 3, 121)
-curves = both(lambda T: derivatives(T, lambda T, x: T.tanh(x), grid, 3), quiet=True)
+curves = both(lambda T: derivatives(T, tanh, grid, 3), quiet=True)
 fig, ax = plt.subplots(figsize=(6, 3.2), layout="constrained")
 ax.plot(grid, np.tanh(grid), label="tanh")
 for k, curve in enumerate(curves.ext, start=1):
     ax.plot(grid, curve, label=f"derivative {k}")
 ax.set(xlabel="x", title="tanh and three derivatives, by autograd")
 ax.legend(fontsize=8)
+plt.show()
 
 # %% [markdown]
 # A derivative computed by autograd is a function of `x` like any other, so we can check *it*
@@ -477,7 +489,7 @@ def backward_create_graph(T):
     return result
 
 
-both_warn(without_cpp_note(backward_create_graph))
+both_warn(backward_create_graph)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     both(backward_create_graph)
@@ -541,12 +553,18 @@ print("✓ same steps as by hand; this time the limit is 0, a maximum of f")
 # %% [markdown]
 # ## Exercise
 #
-# Let $g(x) = x^3 \sin x$. Compute its **second derivative** at the points $x = 0.3, 1.1, 2.5$
-# with `T.autograd.grad` (you will need `create_graph=True` once), as a float64 tensor that
-# does not require grad. The checker compares your answer, on both engines, with the formula
-# $g''(x) = 6x\sin x + 6x^2\cos x - x^3\sin x$ computed directly with torch.
-#
-# The solution is in the next cell (collapsed in the notebook).
+# Let $g(x) = x^3 \sin x$. Write `second_derivative(T)`, which computes its **second
+# derivative** at the points $x = 0.3, 1.1, 2.5$ with `T.autograd.grad` (you will need
+# `create_graph=True` once) and returns it as a float64 tensor that does not require grad.
+# Then run `check_exercise(second_derivative, by_formula)`: `by_formula`, in the next cell,
+# computes $g''(x) = 6x\sin x + 6x^2\cos x - x^3\sin x$ directly, and the checker compares the
+# two on both engines. The solution is in the cell after next (collapsed in the notebook).
+
+# %%
+def by_formula(T):
+    x = T.tensor([0.3, 1.1, 2.5], dtype=T.float64)
+    return 6 * x * T.sin(x) + 6 * x**2 * T.cos(x) - x**3 * T.sin(x)
+
 
 # %% tags=["solution", "hide-input"]
 def second_derivative(T):
@@ -555,11 +573,6 @@ def second_derivative(T):
     (d1,) = T.autograd.grad(g.sum(), x, create_graph=True)  # recorded: we differentiate it next
     (d2,) = T.autograd.grad(d1.sum(), x)                     # not recorded: a plain tensor
     return d2
-
-
-def by_formula(T):
-    x = T.tensor([0.3, 1.1, 2.5], dtype=T.float64)
-    return 6 * x * T.sin(x) + 6 * x**2 * T.cos(x) - x**3 * T.sin(x)
 
 
 check_exercise(second_derivative, by_formula)

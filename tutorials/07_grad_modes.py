@@ -18,7 +18,8 @@
 # record is wasted memory and time. **Grad modes** switch the recording off for a block of
 # code: `no_grad`, `enable_grad`, `set_grad_enabled` and `inference_mode`. This page shows what
 # each one does, how they differ from a model's eval mode, and then rebuilds the simple global
-# switch that DeZero uses, to see why torch keeps its switch per thread.
+# switch that DeZero (the teaching framework of walkthrough 4) uses, to see why torch keeps its
+# switch per thread.
 #
 # Every example is a small function of `T`, the engine module. `both(fn)` runs it once with
 # `T = ext` (the engine of this project, written over NumPy) and once with `T = torch`, prints
@@ -131,7 +132,11 @@ def step(T, training):
         return (x * 3).sum()
 
 
-both(lambda T: {"training": step(T, True), "evaluating": step(T, False)})
+def train_and_evaluate(T):
+    return {"training": step(T, True), "evaluating": step(T, False)}
+
+
+both(train_and_evaluate)
 
 # %% [markdown]
 # Called as a plain function rather than in a `with`, `set_grad_enabled(False)` switches the
@@ -152,8 +157,9 @@ both(plain_call)
 # %% [markdown]
 # ## The decorator form
 #
-# Each mode is also a decorator: the whole function runs in that mode. `@T.no_grad()` and
-# `@T.no_grad` both work, and the function keeps its name.
+# Each mode is also a decorator: written as `@T.no_grad()` on the line above a `def`, it makes
+# the whole function run in that mode (`@T.no_grad` without the brackets works too), and the
+# function keeps its name.
 
 # %%
 def decorated(T):
@@ -179,7 +185,9 @@ both(decorated)
 #
 # `detach()` returns the same values cut off from the graph: a leaf that does not require grad.
 # Anything computed only from it is not recorded either. So backward from such a result has
-# nothing to differentiate, and both engines refuse (they do not quietly do nothing).
+# nothing to differentiate, and both engines refuse (they do not quietly do nothing). The
+# message's "element 0 of tensors" is the first (here the only) tensor backward was asked to
+# start from.
 
 # %%
 def backward_from_detached(T):
@@ -190,10 +198,15 @@ def backward_from_detached(T):
     w.backward()
 
 
+def detached_backward_raises(T):
+    error = caught(lambda: backward_from_detached(T))  # the error raised, as text (or None)
+    return error is not None and "does not require grad" in error
+
+
 both_raise(backward_from_detached, RuntimeError)
 claim("backward from w = y.detach() + 1 runs and just stops at the detached tensor",
       "w does not require grad, so w.backward() raises RuntimeError",
-      lambda T: "does not require grad" in str(caught(lambda: backward_from_detached(T))))
+      detached_backward_raises)
 
 # %% [markdown]
 # The same happens for a result computed inside `no_grad`: it has no `grad_fn` to start from.
@@ -228,11 +241,12 @@ def inference(T):
 
 
 both(inference)
-both_raise(lambda T: inference(T)["y"]._version, RuntimeError)
+both_raise(lambda T: inference(T)["y"]._version, RuntimeError)  # an inference tensor has none
 
 # %% [markdown]
-# Views work inside `inference_mode`. A view of a normal tensor stays a normal tensor; a view
-# of an inference tensor is an inference tensor.
+# A *view* is a tensor that shares memory with another one, as a NumPy slice or reshape does
+# (`x.view(2, 2)`, `x[0]`). Views work inside `inference_mode`. A view of a normal tensor stays
+# a normal tensor; a view of an inference tensor is an inference tensor.
 
 # %%
 def views_inside(T):
@@ -265,8 +279,16 @@ def train_on_features(T, combine):
     return combine(w, features(T)).sum()
 
 
-both_raise(lambda T: train_on_features(T, lambda w, f: w * f), RuntimeError)
-both(lambda T: train_on_features(T, lambda w, f: w + f))
+def multiply(w, f):
+    return w * f  # must save f: the gradient for w is f
+
+
+def add(w, f):
+    return w + f  # saves nothing
+
+
+both_raise(lambda T: train_on_features(T, multiply), RuntimeError)
+both(lambda T: train_on_features(T, add))
 
 # %% [markdown]
 # Making it require grad, or changing it in place outside the mode, fails too. The way out is
@@ -321,10 +343,17 @@ both(modes_table)
 # %% [markdown]
 # ## Eval mode is not a grad mode
 #
+# A *model* is built from **modules**, the ready-made layers in `T.nn`: `Linear(3, 2)`
+# computes `x @ W.T + b` with a weight `W` and a bias `b` it owns (leaves that require grad);
+# `Dropout(p)`, while training, sets each entry to 0 with probability `p` and scales the others
+# by $1/(1-p)$; `Sequential` chains modules, and `model[0]` is its first one. `model(x)` runs
+# the model.
+#
 # `model.eval()` and `model.train()` set a flag, `model.training`, on a module and all its
 # submodules. Layers such as `Dropout` and `BatchNorm` read it to choose their behaviour: in
 # eval mode Dropout passes its input through unchanged. The flag has nothing to do with
-# recording. Here is a small model, a linear layer then dropout, with weights we choose.
+# recording. Here is a small model, a linear layer then dropout, with weights we choose
+# (`copy_` writes them into the layer in place).
 
 # %%
 rng = np.random.default_rng(7)
@@ -356,19 +385,23 @@ both(in_eval_mode)
 # dropout off.
 
 # %%
+def eval_still_records(T):
+    return in_eval_mode(T)["out"].grad_fn is not None
+
+
 claim("model.eval() turns off gradient tracking",
       "eval() only switches layers like Dropout to their inference behaviour; the graph is "
-      "still built", lambda T: in_eval_mode(T)["out"].grad_fn is not None)
+      "still built", eval_still_records)
 
 # %% [markdown]
 # The other way round: in training mode under `no_grad`, nothing is recorded, but dropout still
-# drops. Which entries it zeroes is random (and the two engines draw different random numbers),
-# so we check what does not depend on the draw: each output is either 0 or its input scaled by
-# $1/(1-p) = 2$.
+# drops. Which entries it zeroes is random (and the two engines draw different random numbers,
+# even when both random generators are reset to the same state), so we check what does not
+# depend on the draw: each output is either 0 or its input scaled by $1/(1-p) = 2$.
 
 # %%
 def dropout_under_no_grad(T):
-    T.manual_seed(0)
+    T.manual_seed(0)  # resets T's random generator: the same draw on every run
     dropout = T.nn.Dropout(p=0.5)  # modules start in training mode
     x = T.ones(1000, requires_grad=True)
     with T.no_grad():
@@ -378,10 +411,14 @@ def dropout_under_no_grad(T):
             "share dropped": round(y.tolist().count(0.0) / 1000, 1)}
 
 
+def still_drops(T):
+    return dropout_under_no_grad(T)["values"] == [0.0, 2.0]
+
+
 both(dropout_under_no_grad)
 claim("no_grad switches dropout off for evaluation",
       "dropout follows module.training only; under no_grad in training mode it still drops",
-      lambda T: dropout_under_no_grad(T)["values"] == [0.0, 2.0])
+      still_drops)
 
 # %% [markdown]
 # So evaluating a model needs both: `model.eval()` for the layers' behaviour, and `no_grad` (or
@@ -389,10 +426,10 @@ claim("no_grad switches dropout off for evaluation",
 #
 # ## Rebuild: one global switch, the DeZero way
 #
-# DeZero, and the TinyPytorch engine that follows it, implement `no_grad` in a few lines: a
-# class attribute `Config.enable_backprop` that `Function.__call__` reads before linking its
-# output into the graph, and a context manager `using_config` that sets the attribute and puts
-# the old value back. Here is that design on a tiny engine of our own, with one operation.
+# DeZero implements `no_grad` in a few lines: a class attribute `Config.enable_backprop` that
+# every operation reads before linking its output into the graph, and a context manager
+# `using_config` (the thing a `with` statement enters and leaves) that sets the attribute and
+# puts the old value back. Here is that design on a tiny engine of our own, with one operation.
 
 # %%
 class Config:
@@ -443,8 +480,12 @@ with tiny_no_grad():
 def seen_from_a_thread(mode_off, is_enabled):
     """(main thread, other thread): is recording on while the main thread is in mode_off()?"""
     seen = {}
+
+    def look_from_the_other_thread():
+        seen["other"] = is_enabled()
+
     with mode_off():
-        worker = threading.Thread(target=lambda: seen.setdefault("other", is_enabled()))
+        worker = threading.Thread(target=look_from_the_other_thread)
         worker.start()
         worker.join()
         seen["main"] = is_enabled()
@@ -476,15 +517,27 @@ claim("set_grad_enabled(False) switches gradients off for the whole program",
 #
 # Write `predict(T, model, x)` for evaluation. It must
 #
-# 1. run the model in eval mode, and put the model back in the mode it was in before,
+# 1. run the model in eval mode, and put the model back in the mode it was in before
+#    (`model.training` tells you that mode, and `model.train(mode)` sets it from a bool),
 # 2. build no graph, so that the output does not require grad,
 # 3. return the model's output.
 #
-# The checker builds the model above (left in training mode), calls your `predict` on `X`, and
-# compares, on both engines, the output with `X @ W.T + B` computed in NumPy (dropout off), the
-# model's mode afterwards (`training` must be True again), and the grad mode afterwards.
-#
-# The solution is in the next cell (collapsed in the notebook).
+# Then run `check_exercise(answer, expected)`. The next cell holds both sides: `answer` builds
+# the model above (left in training mode) and calls your `predict` on `X`; `expected` gives,
+# on both engines, the output `X @ W.T + B` computed in NumPy (dropout off), the model's mode
+# afterwards (`training` must be True again), and the grad mode afterwards. The solution is in
+# the cell after next (collapsed in the notebook).
+
+# %%
+def answer(T):
+    model = make_model(T)
+    out = predict(T, model, T.tensor(X))  # your function
+    return {"out": out, "training": model.training, "grad enabled": T.is_grad_enabled()}
+
+
+def expected(T):
+    return {"out": T.tensor(X @ W.T + B), "training": True, "grad enabled": True}
+
 
 # %% tags=["solution", "hide-input"]
 def predict(T, model, x):
@@ -495,16 +548,6 @@ def predict(T, model, x):
             return model(x)
     finally:
         model.train(was_training)
-
-
-def answer(T):
-    model = make_model(T)
-    out = predict(T, model, T.tensor(X))
-    return {"out": out, "training": model.training, "grad enabled": T.is_grad_enabled()}
-
-
-def expected(T):
-    return {"out": T.tensor(X @ W.T + B), "training": True, "grad enabled": True}
 
 
 check_exercise(answer, expected)

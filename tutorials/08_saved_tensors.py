@@ -48,7 +48,7 @@ def saved_fields(T):
             for expr, node in nodes.items()}
 
 
-fields = both(saved_fields)
+both(saved_fields)
 
 # %% [markdown]
 # `PowBackward0` keeps `x` and the exponent 3 (for $3x^2$); `MulBackward0` keeps both factors;
@@ -56,8 +56,8 @@ fields = both(saved_fields)
 # dimension and the input's shape, which is all it needs to spread the gradient back out.
 #
 # A saved *input* is the very same Python object as the input. A saved *output* is not: a node
-# that held its own output would make a reference cycle (output → node → output; see the
-# walkthrough on memory), so the node keeps only the values and builds a new tensor, with the
+# that held its own output would make a reference cycle (output → node → output; see
+# walkthrough 5), so the node keeps only the values and builds a new tensor, with the
 # same values and `grad_fn`, each time you read it.
 
 # %%
@@ -73,7 +73,7 @@ def saved_identity(T):
             "... its grad_fn": result.grad_fn}
 
 
-identity = both(saved_identity)
+both(saved_identity)
 
 # %% [markdown]
 # ## The version counter
@@ -99,7 +99,7 @@ def versions(T):
     return seen
 
 
-counted = both(versions)
+both(versions)
 
 # %% [markdown]
 # ## The error: a saved tensor changed before backward
@@ -118,11 +118,12 @@ def modified_after_saving(T):
     z.sum().backward()
 
 
-changed = both_raise(modified_after_saving, RuntimeError)
+both_raise(modified_after_saving, RuntimeError)
 
 # %% [markdown]
 # Read the message piece by piece: `[ext.FloatTensor [3]]` (torch writes `torch.FloatTensor`) is
 # the saved tensor, by type and shape; `is at version 1; expected version 0` is the mismatch.
+# (The hint at the end, anomaly detection, is a tool of walkthrough 13.)
 # And `which is output 0 of Add`? An in-place operation on a tensor that has a history is itself
 # recorded: it gives the tensor a new `grad_fn`, whose next node is the old one. So `y`'s
 # creator is now the in-place add:
@@ -137,7 +138,7 @@ def inplace_replaces_grad_fn(T):
             "after.next_functions[0][0]": y.grad_fn.next_functions[0][0]}
 
 
-replaced = both(inplace_replaces_grad_fn)
+both(inplace_replaces_grad_fn)
 
 # %% [markdown]
 # Saved outputs are checked the same way. `exp` saved its result, so changing the result in
@@ -151,7 +152,7 @@ def modified_output(T):
     y.sum().backward()
 
 
-changed_output = both_raise(modified_output, RuntimeError)
+both_raise(modified_output, RuntimeError)
 
 # %% [markdown]
 # The check is precise: only tensors that were saved are checked. Below, `x * 3` saves only the
@@ -166,7 +167,7 @@ def harmless_inplace(T, x):
     return g.sin()     # sin saves g as it is now (version 1)
 
 
-harmless = grad3(harmless_inplace, np.array([0.1, 0.5, 1.0]))
+grad3(harmless_inplace, np.array([0.1, 0.5, 1.0]))
 
 # %% [markdown]
 # ## In-place on a leaf that requires grad
@@ -183,7 +184,7 @@ def leaf_inplace(T):
     y.backward()
 
 
-leaf_error = both_raise(leaf_inplace, RuntimeError)
+both_raise(leaf_inplace, RuntimeError)
 
 # %% [markdown]
 # It is often said that this fails later, at `backward()`. It does not: the exception comes from
@@ -217,7 +218,7 @@ def update_under_no_grad(T):
     return {"w": w, "w._version": w._version}
 
 
-updated = both(update_under_no_grad)
+both(update_under_no_grad)
 
 # %% [markdown]
 # Back with grad mode on, writing into a slice of such a leaf is refused too: the slice is a
@@ -229,7 +230,7 @@ def write_into_a_leaf_slice(T):
     w[0] = 5.0
 
 
-slice_error = both_raise(write_into_a_leaf_slice, RuntimeError)
+both_raise(write_into_a_leaf_slice, RuntimeError)
 
 # %% [markdown]
 # ## In-place on a view: `CopySlices`
@@ -238,20 +239,20 @@ slice_error = both_raise(write_into_a_leaf_slice, RuntimeError)
 # tensor as well. The engine records it on the **base**: its `grad_fn` becomes `CopySlices`,
 # which routes the gradient of the written slice through the in-place operation and the rest
 # straight through. The view gets a fresh `grad_fn` (`AsStridedBackward0`) that reads its part of
-# the base.
+# the base. A view's `_base` attribute is the tensor it looks into.
 
 # %%
 def write_into_a_view(T):
     a = T.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
-    b = a.clone()      # not a leaf, so in-place is allowed
-    w = b[1:3]         # a view into b
-    w.mul_(2)
+    b = a.clone()      # a copy made by an operation: not a leaf, so in-place is allowed
+    view = b[1:3]      # a view into b
+    view.mul_(2)
     b.sum().backward()
-    return {"b": b.detach(), "b.grad_fn": b.grad_fn.name(), "w._base is b": w._base is b,
-            "w.grad_fn": w.grad_fn, "a.grad": a.grad}
+    return {"b": b.detach(), "b.grad_fn": b.grad_fn.name(), "view._base is b": view._base is b,
+            "view.grad_fn": view.grad_fn, "a.grad": a.grad}
 
 
-view_write = both(write_into_a_view)
+both(write_into_a_view)
 
 # %% [markdown]
 # `a.grad` is `[1, 2, 2, 1]`: the two middle elements were doubled, so their gradient is 2.
@@ -270,7 +271,7 @@ def slice_assignment(T):
     return b.sum(), {"a": a, "c": c}
 
 
-pictures = graphs(slice_assignment)
+graphs(slice_assignment)
 
 # %% [markdown]
 # (In a notebook the two engines' pictures are drawn side by side; run as a script, each node is
@@ -280,12 +281,12 @@ pictures = graphs(slice_assignment)
 
 # %%
 def slice_then_square(T, a, c):
-    b = a * 1.0
+    b = a * 1.0  # a non-leaf copy of a (a leaf that requires grad may not be written into)
     b[1:3] = c.exp()
     return b * b
 
 
-slice_grads = grad3(slice_then_square, np.array([1.0, 2.0, 3.0, 4.0]), np.array([0.5, -0.5]))
+grad3(slice_then_square, np.array([1.0, 2.0, 3.0, 4.0]), np.array([0.5, -0.5]))
 
 # %% [markdown]
 # The overwritten elements of `a` get gradient 0: they no longer reach the output.
@@ -323,12 +324,12 @@ def half_precision_saves(T):
             "largest difference": (grad_half - grad_exact).abs().max()}
 
 
-half = both(half_precision_saves)
+both(half_precision_saves)
 
 # %% [markdown]
 # Three packs during forward, three unpacks during backward (`T.autograd.grad` runs backward and
-# returns the gradient instead of storing it in `x.grad`). The gradient carries float16's
-# rounding error, about $10^{-4}$ here: the price of halving the memory.
+# returns the gradient instead of storing it in `x.grad`, as in walkthrough 6). The gradient
+# carries float16's rounding error, about $10^{-4}$ here: the price of halving the memory.
 # `ext.hooks.compress_saved_tensors("fp16")` packages this pair of hooks.
 #
 # A pack hook can return anything, not only a tensor. Here it files each saved tensor in a
@@ -345,14 +346,14 @@ def saved_in_a_dict(T):
         return key                              # the graph holds only this string
 
     x = T.tensor([0.5, 1.0, 1.5], requires_grad=True)
-    with T.autograd.graph.saved_tensors_hooks(pack, lambda key: store[key]):
+    with T.autograd.graph.saved_tensors_hooks(pack, lambda key: store[key]):  # unpack: look up
         y = x.exp().pow(2).sum()              # exp saves its result, pow saves its input
     y.backward()
     expected = 2 * (2 * x.detach()).exp()     # d/dx of e^(2x)
     return {"what the graph kept": sorted(store), "x.grad": x.grad, "expected": expected}
 
 
-filed = both(saved_in_a_dict)
+both(saved_in_a_dict)
 
 # %% [markdown]
 # torch also has a ready-made pair, `save_on_cpu`, that moves saved tensors from the GPU to main
@@ -375,8 +376,9 @@ offloaded = torch_only(on_cpu, "ext has no devices, so it has no save_on_cpu")
 #
 # Predict `x._version` (and `v._version`, `y._version`) at each step of this program, then
 # check. Three things to think about: a view shares the counter with its base; `detach()` makes
-# a tensor that shares memory *and* the counter; `.data` shares memory but **not** the counter
-# (which is why writes through `.data` escape the check above). And is `x += 1` in place?
+# a tensor that shares memory *and* the counter; `.data` (an older way to reach a tensor's
+# values outside autograd) shares memory but **not** the counter, which is why writes through
+# `.data` escape the check above. And is `x += 1` in place?
 #
 # ```python
 # x = T.zeros(4)
@@ -390,22 +392,13 @@ offloaded = torch_only(on_cpu, "ext has no devices, so it has no save_on_cpu")
 # x = x * 2                      # step "x = x * 2"
 # ```
 #
-# The solution is in the next (collapsed) cell.
+# At each step, the version to predict is that of `x` (for the step "view: v", of `v`; for the
+# step "y", of `y`). Write your predictions as a dict from the step names above to numbers,
+# `prediction = {"add_": ..., "setitem": ..., ...}`, and run
+# `check_exercise(answer, actual_versions)`: the next cell runs the program on both engines and
+# reads the versions. The solution is in the cell after next (collapsed in the notebook).
 
-# %% tags=["solution", "hide-input"]
-prediction = {
-    "add_": 1,           # one in-place write
-    "setitem": 2,        # t[i] = ... is an in-place write too
-    "view: x": 3,        # the view shares x's counter ...
-    "view: v": 3,        # ... so both read 3
-    "detach": 4,         # detach() shares the counter
-    ".data": 4,          # .data does not: the write goes unnoticed
-    "y": 0,              # x + 1 is a new tensor
-    "+=": 5,             # on a tensor, += is in place (it calls add_)
-    "x = x * 2": 0,      # the name x now points at a new tensor
-}
-
-
+# %%
 def actual_versions(T):
     seen = {}
     x = T.zeros(4)
@@ -428,4 +421,20 @@ def actual_versions(T):
     return seen
 
 
-check_exercise(lambda T: prediction, actual_versions)
+def answer(T):
+    return prediction  # your dict
+
+
+# %% tags=["solution", "hide-input"]
+prediction = {
+    "add_": 1,           # one in-place write
+    "setitem": 2,        # t[i] = ... is an in-place write too
+    "view: x": 3,        # the view shares x's counter ...
+    "view: v": 3,        # ... so both read 3
+    "detach": 4,         # detach() shares the counter
+    ".data": 4,          # .data does not: the write goes unnoticed
+    "y": 0,              # x + 1 is a new tensor
+    "+=": 5,             # on a tensor, += is in place (it calls add_)
+    "x = x * 2": 0,      # the name x now points at a new tensor
+}
+check_exercise(answer, actual_versions)

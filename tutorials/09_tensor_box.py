@@ -16,9 +16,9 @@
 # A tensor is a box around an array of numbers. The box adds what autograd needs (whether the
 # numbers require a gradient, the node that made them), but from the outside it should feel
 # like the array inside: it prints readably, has a length and a shape, and works with `+`, `*`
-# and `**` like any number. Small teaching engines such as DeZero add these niceties one by one
-# to their `Variable` class; here we look at what each one is in PyTorch, on `ext` (this
-# project's engine) and on real `torch` side by side.
+# and `**` like any number. Small teaching engines such as DeZero (walkthrough 4) add these
+# niceties one by one to their `Variable` class; here we look at what each one is in PyTorch,
+# on `ext` (this project's engine) and on real `torch` side by side.
 #
 # The walkthrough ends with three classic test functions from optimization, whose gradients we
 # check three ways.
@@ -44,10 +44,14 @@ from sidebyside import both, both_raise, check_exercise, claim, grad3, graphs, t
 # becomes `float32` (PyTorch's default), while a NumPy array keeps its own dtype, `float64`.
 
 # %%
-_ = both(lambda T: {"T.tensor(1.0)": T.tensor(1.0, requires_grad=True),
-                    "T.tensor(np.array(1.0))": T.tensor(np.array(1.0), requires_grad=True),
-                    "dtype of the first": T.tensor(1.0).dtype,
-                    "dtype of the second": T.tensor(np.array(1.0)).dtype})
+def making_one(T):
+    return {"T.tensor(1.0)": T.tensor(1.0, requires_grad=True),
+            "T.tensor(np.array(1.0))": T.tensor(np.array(1.0), requires_grad=True),
+            "dtype of the first": T.tensor(1.0).dtype,
+            "dtype of the second": T.tensor(np.array(1.0)).dtype}
+
+
+both(making_one)
 
 # %% [markdown]
 # ## How a tensor prints
@@ -73,13 +77,17 @@ def printed(T):
             "long": repr(T.arange(2000.0))}
 
 
-_ = both(printed)
+both(printed)
 
 # %%
+def prints_unlike_numpy(T):
+    return (repr(T.tensor(np.array([1, 2, 3]))) == "tensor([1, 2, 3])"
+            and str(np.array([1, 2, 3])) == "[1 2 3]")
+
+
 claim("a tensor prints like the NumPy array inside it",
       "tensor(...) with commas and four decimals, plus dtype, requires_grad, grad_fn",
-      lambda T: repr(T.tensor(np.array([1, 2, 3]))) == "tensor([1, 2, 3])"
-      and str(np.array([1, 2, 3])) == "[1 2 3]")
+      prints_unlike_numpy)
 
 # %% [markdown]
 # ## Length, shape, size, dtype
@@ -107,7 +115,7 @@ claim("a tensor's size is its number of elements, as for a NumPy array",
 # has no length. Both engines refuse with the same message:
 
 # %%
-_ = both_raise(lambda T: len(T.tensor(1.0)), TypeError)
+both_raise(lambda T: len(T.tensor(1.0)), TypeError)
 
 # %% [markdown]
 # ## Operators build the graph
@@ -126,7 +134,7 @@ def operators(T):
             "x ** 2": x**2, "x ** y": x**y}
 
 
-_ = both(operators)
+both(operators)
 
 # %% [markdown]
 # With operators, a formula reads like the math, and backward differentiates it. For
@@ -141,18 +149,21 @@ def abc(T):
     return {"y": y, "a.grad": a.grad, "b.grad": b.grad, "c.grad": c.grad}
 
 
-_ = both(abc)
+both(abc)
 
 # %% [markdown]
 # `grad3` checks gradients three ways: ext's backward, torch's, and finite differences (nudge
 # each input a little and watch the output). It feeds backward an upstream gradient that is not
 # all ones, so a derivative that is right only for an upstream gradient of 1 would be caught.
-# Here on arrays, with the formula $(x + 3)^2 / 2$ as well:
+# Here on arrays of four numbers, with $(a + 3)^2 / 2$ added to the formula:
 
 # %%
+def abc_formula(T, a, b, c):
+    return a * b + c + (a + 3) ** 2 / 2
+
+
 rng = np.random.default_rng(9)
-a, b, c = rng.normal(size=(3, 4))
-_ = grad3(lambda T, a, b, c: a * b + c + (a + 3) ** 2 / 2, a, b, c)
+grad3(abc_formula, *rng.normal(size=(3, 4)))  # three random arrays: a, b and c
 
 # %% [markdown]
 # ## A number on the left: the reflected operators
@@ -177,13 +188,13 @@ def reflected(T):
             "(2 / x).grad_fn.next_functions[0][0]": (2 / x).grad_fn.next_functions[0][0]}
 
 
-_ = both(reflected)
+both(reflected)
 
 # %% [markdown]
 # The graph of `2 / x` shows the two nodes. In a notebook you see both engines' pictures side
 # by side; in a script each node is listed with the nodes it receives from, and a tensor is
-# shown by its shape (`()` for a single number). `params` names the leaves in the picture, the
-# job a `name=` argument does for a DeZero-style `Variable`.
+# shown by its shape (`()` for a single number). The dict returned next to the output names
+# the leaves in the picture, the job a `name=` argument does for a DeZero-style `Variable`.
 
 # %%
 def two_over_x(T):
@@ -191,7 +202,7 @@ def two_over_x(T):
     return 2 / x, {"x": x}
 
 
-_ = graphs(two_over_x)
+graphs(two_over_x)
 
 # %% [markdown]
 # A Python number does not change the tensor's dtype: `x * 2.5` stays `float32` (no dtype is
@@ -207,7 +218,7 @@ def with_numbers(T):
             "np.float64(2.0) - x": np.float64(2.0) - x}
 
 
-_ = both(with_numbers)
+both(with_numbers)
 
 # %% [markdown]
 # ## A NumPy array on either side
@@ -221,7 +232,11 @@ _ = both(with_numbers)
 #   read `x` as an array, which a tensor that requires grad refuses.
 
 # %%
-_ = both_raise(lambda T: T.tensor([1.0], requires_grad=True) + np.array([2.0]), RuntimeError)
+def tensor_plus_array(T):
+    return T.tensor([1.0], requires_grad=True) + np.array([2.0])
+
+
+both_raise(tensor_plus_array, RuntimeError)
 
 # %% [markdown]
 # - `array + x`: the array goes first. `ndarray.__add__` sees that tensors have a higher
@@ -232,11 +247,20 @@ _ = both_raise(lambda T: T.tensor([1.0], requires_grad=True) + np.array([2.0]), 
 #   by hand: each answers `NotImplemented`, Python's way of saying "not me".
 
 # %%
-both_raise(lambda T: np.array([2.0]) + T.tensor([1.0]), TypeError)
-_ = both(lambda T: {"ndarray priority": np.array([2.0]).__array_priority__,
-                    "Tensor priority": T.Tensor.__array_priority__,
-                    "ndarray.__add__(a, x)": np.ndarray.__add__(np.array([2.0]), T.tensor([1.0])),
-                    "x.__radd__(a)": T.tensor([1.0]).__radd__(np.array([2.0]))})
+def array_plus_tensor(T):
+    return np.array([2.0]) + T.tensor([1.0])
+
+
+def who_declines(T):
+    a, x = np.array([2.0]), T.tensor([1.0])
+    return {"ndarray priority": a.__array_priority__,
+            "Tensor priority": T.Tensor.__array_priority__,
+            "ndarray.__add__(a, x)": np.ndarray.__add__(a, x),
+            "x.__radd__(a)": x.__radd__(a)}
+
+
+both_raise(array_plus_tensor, TypeError)
+both(who_declines)
 
 # %%
 def array_first(T):
@@ -266,7 +290,7 @@ def tensor_first(T):
         return T.tensor([1.0]) + np.array([2.0])
 
 
-_ = both(tensor_first)
+both(tensor_first)
 
 # %% [markdown]
 # The reliable way is to say what you mean: make the array a tensor first, with `T.tensor`
@@ -283,7 +307,7 @@ def wrapped(T):
     return {"y": y, "x.grad": x.grad}
 
 
-_ = both(wrapped)
+both(wrapped)
 
 # %% [markdown]
 # ## Three test functions
@@ -354,13 +378,22 @@ claim("a gradient is a plain array of numbers",
       "x.grad is a tensor with x's shape and dtype", grad_is_a_tensor)
 
 # %% [markdown]
-# Gradients three ways, at random points this time (seeded, so the run is reproducible):
+# Gradients three ways, at random points this time (from a generator started at a fixed
+# state, so every run draws the same points). `grad3` wants a function of `(T, x, y)`, and our
+# three take only `(x, y)`: `with_T` makes the one from the other.
 
 # %%
+def with_T(fn):
+    """``fn(x, y)`` as a function of ``(T, x, y)``, the form ``grad3`` expects."""
+    def on_engine(T, x, y):
+        return fn(x, y)
+    return on_engine
+
+
 rng = np.random.default_rng(24)
 for fn in (sphere, matyas, goldstein):
     print(fn.__name__)
-    _ = grad3(lambda T, x, y, fn=fn: fn(x, y), *rng.uniform(-1.5, 1.5, size=(2, 3)))
+    grad3(with_T(fn), *rng.uniform(-1.5, 1.5, size=(2, 3)))  # 3 points: x and y of 3 values
 
 # %% [markdown]
 # ## Their graphs
@@ -369,20 +402,25 @@ for fn in (sphere, matyas, goldstein):
 # nodes: their gradients are added in their `AccumulateGrad` nodes.
 
 # %%
-def leaves(T):
-    return {"x": T.tensor(1.0, requires_grad=True), "y": T.tensor(1.0, requires_grad=True)}
+def at_two_leaves(fn):
+    """A function of T for ``graphs``: ``fn`` at two new leaves, and the leaves' names."""
+    def output_and_names(T):
+        x = T.tensor(1.0, requires_grad=True)
+        y = T.tensor(1.0, requires_grad=True)
+        return fn(x, y), {"x": x, "y": y}
+    return output_and_names
 
 
 for fn in (sphere, matyas):
     print(fn.__name__)
-    _ = graphs(lambda T, fn=fn: (lambda p: (fn(p["x"], p["y"]), p))(leaves(T)))
+    graphs(at_two_leaves(fn))
 
 # %% [markdown]
 # Goldstein-Price's graph is large (43 nodes). Operator by operator, both engines record the
 # same nodes with the same edges.
 
 # %%
-_ = graphs(lambda T: (lambda p: (goldstein(p["x"], p["y"]), p))(leaves(T)))
+graphs(at_two_leaves(goldstein))
 
 # %% [markdown]
 # ## What a gradient looks like
@@ -404,25 +442,36 @@ def descent_directions(T):
     return {"x": x.detach(), "y": y.detach(), "-dz/dx": -x.grad, "-dz/dy": -y.grad}
 
 
-arrows = {k: to_numpy(v) for k, v in both(descent_directions, quiet=True).ext.items()}
+pair = both(descent_directions, quiet=True)
+arrows = {name: to_numpy(value) for name, value in pair.ext.items()}  # as NumPy arrays
 u, v = arrows["-dz/dx"], arrows["-dz/dy"]
 xs, ys = np.meshgrid(np.linspace(-2, 2, 101), np.linspace(-2, 2, 101))
 fig, ax = plt.subplots(figsize=(5, 4.5))
 ax.contour(xs, ys, np.log10(goldstein(xs, ys)), levels=15, cmap="viridis")
 ax.quiver(arrows["x"], arrows["y"], u / np.hypot(u, v), v / np.hypot(u, v), angles="xy")
 ax.plot(0, -1, "r*", markersize=12)
-_ = ax.set(xlabel="x", ylabel="y", aspect="equal",
+ax.set(xlabel="x", ylabel="y", aspect="equal",
        title="Goldstein-Price: log10 z, and -gradient directions")
+plt.show()
 
 # %% [markdown]
 # ## Exercise
 #
-# Write the Rosenbrock function $z = (1 - x)^2 + 100 (y - x^2)^2$ with operators. Then compute
-# its gradient at two points with **one** backward pass (the trick of the last cell): at
-# $(0.5, -0.3)$ and at its minimum $(1, 1)$, where the gradient should be zero. Return the
-# gradients as a 2×2 tensor, `x`'s gradients in the first row and `y`'s in the second. The
-# checker compares them with the formula $\partial z/\partial x = -2(1 - x) - 400 x (y - x^2)$,
-# $\partial z/\partial y = 200 (y - x^2)$. The solution is in the next (collapsed) cell.
+# Write the Rosenbrock function, `rosenbrock(x, y)` for $z = (1 - x)^2 + 100 (y - x^2)^2$, with
+# operators. Then write `answer(T)`, which computes its gradient at two points with **one**
+# backward pass (the trick of the last cell): at $(0.5, -0.3)$ and at its minimum $(1, 1)$,
+# where the gradient should be zero. Use float64 tensors, and return the gradients as a 2×2
+# tensor, `x`'s gradients in the first row and `y`'s in the second (`T.stack([a, b])` stacks
+# two tensors as rows). Run `check_exercise(answer, expected)`: `expected`, in the next cell,
+# computes the formula $\partial z/\partial x = -2(1 - x) - 400 x (y - x^2)$,
+# $\partial z/\partial y = 200 (y - x^2)$ in NumPy. The solution is in the cell after next
+# (collapsed in the notebook).
+
+# %%
+def expected(T):
+    x, y = np.array([0.5, 1.0]), np.array([-0.3, 1.0])
+    return T.tensor(np.stack([-2 * (1 - x) - 400 * x * (y - x**2), 200 * (y - x**2)]))
+
 
 # %% tags=["solution", "hide-input"]
 def rosenbrock(x, y):
@@ -436,11 +485,6 @@ def answer(T):
     return T.stack([x.grad, y.grad])
 
 
-def expected(T):
-    x, y = np.array([0.5, 1.0]), np.array([-0.3, 1.0])
-    return T.tensor(np.stack([-2 * (1 - x) - 400 * x * (y - x**2), 200 * (y - x**2)]))
-
-
 both(answer)  # -0. is a zero that kept the sign of -2 · (1 - x)
-_ = grad3(lambda T, x, y: rosenbrock(x, y), *np.random.default_rng(7).uniform(-2, 2, (2, 3)))
+grad3(with_T(rosenbrock), *np.random.default_rng(7).uniform(-2, 2, (2, 3)))
 check_exercise(answer, expected)

@@ -25,8 +25,9 @@
 # A **custom Function** is a class with two static methods. `forward` computes the result from
 # the inputs; `backward` receives the gradient of the loss (the number `.backward()` is called
 # on) with respect to the result, and returns the gradient with respect to each input. The
-# engine records one node (one step of the backward graph) for the whole Function, and calls
-# your `backward` when the backward pass reaches that node.
+# engine records one node of the backward graph for the whole Function, and calls your
+# `backward` when the backward pass reaches that node. (A *static method*, marked
+# `@staticmethod`, is a function kept in a class that receives no `self`.)
 
 # %%
 import numpy as np
@@ -61,7 +62,7 @@ class Exp(ext.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_tensors  # a tuple, in the order they were saved
         return grad * result  # one gradient per input of forward
 
 
@@ -81,6 +82,7 @@ def exp_example(T):
 
 
 both(exp_example)
+# ext.compat.to_torch(Exp) is the torch class the bridge builds from Exp
 print("on torch tensors, Exp ran as a torch.autograd.Function:",
       issubclass(ext.compat.to_torch(Exp), torch.autograd.Function))
 
@@ -92,8 +94,10 @@ print("on torch tensors, Exp ran as a torch.autograd.Function:",
 
 # %%
 def native_exp(T):
+    # type(name, bases, attributes) makes a class while the program runs: here the same as
+    # writing `class Exp(T.autograd.Function):` with Exp's two methods in its body
     methods = {"forward": staticmethod(Exp.forward), "backward": staticmethod(Exp.backward)}
-    Native = type("Exp", (T.autograd.Function,), methods)  # class Exp(T.autograd.Function)
+    Native = type("Exp", (T.autograd.Function,), methods)
     x = T.tensor([1.0, 2.0], requires_grad=True)
     return {"custom": Native.apply(x).grad_fn, "built-in": x.exp().grad_fn}
 
@@ -107,7 +111,11 @@ both(native_exp)
 # `grad` would be caught.
 
 # %%
-grad3(lambda T, x: Exp.apply(x), rng.normal(size=3))
+def exp_function(T, x):
+    return Exp.apply(x)
+
+
+grad3(exp_function, rng.normal(size=3))
 
 # %% [markdown]
 # One thing to notice in the graph: there is a single `ExpBackward` node between the sum and the
@@ -209,7 +217,11 @@ both(addmul_example)
 # Three ways, with all three inputs requiring grad and arrays instead of single numbers:
 
 # %%
-grad3(lambda T, x, y, z: AddMul.apply(x, y, z), *rng.normal(size=(3, 4)))
+def addmul_function(T, x, y, z):
+    return AddMul.apply(x, y, z)
+
+
+grad3(addmul_function, *rng.normal(size=(3, 4)))  # three random arrays: x, y and z
 
 # %% [markdown]
 # ## A gradient that is not the derivative: straight-through rounding
@@ -267,8 +279,11 @@ class Forgetful(ext.autograd.Function):
         return grad  # one gradient for two inputs
 
 
-both_raise(lambda T: Forgetful.apply(T.ones(2, requires_grad=True), T.ones(2)).sum().backward(),
-           RuntimeError)
+def forgetful_backward(T):
+    Forgetful.apply(T.ones(2, requires_grad=True), T.ones(2)).sum().backward()
+
+
+both_raise(forgetful_backward, RuntimeError)
 
 # %%
 class WrongShape(ext.autograd.Function):
@@ -281,8 +296,11 @@ class WrongShape(ext.autograd.Function):
         return grad[:1] * 2  # the gradient of x must have x's shape
 
 
-both_raise(lambda T: WrongShape.apply(T.ones(2, requires_grad=True)).sum().backward(),
-           RuntimeError)
+def wrong_shape_backward(T):
+    WrongShape.apply(T.ones(2, requires_grad=True)).sum().backward()
+
+
+both_raise(wrong_shape_backward, RuntimeError)
 
 # %% [markdown]
 # The node's name is the class name plus `Backward`, whatever the class is called. People who
@@ -301,10 +319,14 @@ class MulBackward(ext.autograd.Function):
         return grad * y, grad * x
 
 
+def node_name_of_mul_backward(T):
+    y = MulBackward.apply(T.ones(1, requires_grad=True), T.ones(1))
+    return y.grad_fn.name() == "MulBackwardBackward"
+
+
 claim("a Function class named MulBackward makes nodes named MulBackward",
       "the node is the class name plus 'Backward': MulBackwardBackward",
-      lambda T: MulBackward.apply(T.ones(1, requires_grad=True), T.ones(1)).grad_fn.name()
-      == "MulBackwardBackward")
+      node_name_of_mul_backward)
 
 # %% [markdown]
 # ## Softmax, with its backward written by hand
@@ -322,6 +344,8 @@ claim("a Function class named MulBackward makes nodes named MulBackward",
 #
 # so backward needs only the result $y$. Forward subtracts the row's maximum first: the result
 # is the same, and `exp` cannot overflow. Every row (the last dimension) is its own softmax.
+# (`x.amax(-1, keepdim=True)` is NumPy's `x.max(-1, keepdims=True)`: the maximum of each row,
+# kept as a column so that it subtracts from every entry of its row.)
 
 # %%
 class Softmax(ext.autograd.Function):
@@ -339,10 +363,20 @@ class Softmax(ext.autograd.Function):
 
 
 X = rng.normal(size=(2, 4))
-both(lambda T: {"ours": Softmax.apply(T.tensor(X)), "built-in": T.softmax(T.tensor(X), -1)})
+
+
+def ours_and_built_in(T):
+    return {"ours": Softmax.apply(T.tensor(X)), "built-in": T.softmax(T.tensor(X), -1)}
+
+
+both(ours_and_built_in)
 
 # %%
-grad3(lambda T, x: Softmax.apply(x), X)
+def softmax_function(T, x):
+    return Softmax.apply(x)
+
+
+grad3(softmax_function, X)
 
 # %% [markdown]
 # A popular way to test a softmax backward is to call `y.sum().backward()` and compare `x.grad`
@@ -364,11 +398,14 @@ def sum_test_is_blind(T):
         fn(x).backward(upstream)
         return x.grad
 
-    builtin, ones = (lambda x: T.softmax(x, -1)), T.ones(2, 4)
-    ramp = T.tensor(np.linspace(0.5, 2.0, 8).reshape(2, 4))
-    fooled = T.allclose(x_grad(ForgotFactor.apply, ones), x_grad(builtin, ones))
-    caught = not T.allclose(x_grad(ForgotFactor.apply, ramp), x_grad(builtin, ramp))
-    return bool(fooled) and caught
+    def built_in(x):
+        return T.softmax(x, -1)
+
+    ones = T.ones(2, 4)  # the upstream gradient of y.sum()
+    ramp = T.tensor(np.linspace(0.5, 2.0, 8).reshape(2, 4))  # a non-uniform one
+    fooled = T.allclose(x_grad(ForgotFactor.apply, ones), x_grad(built_in, ones))
+    exposed = not T.allclose(x_grad(ForgotFactor.apply, ramp), x_grad(built_in, ramp))
+    return bool(fooled) and exposed
 
 
 claim("y.sum().backward() against the built-in softmax tests a softmax backward",
@@ -379,13 +416,20 @@ claim("y.sum().backward() against the built-in softmax tests a softmax backward"
 # ## Checking a Function: `gradcheck` and `ext.testing.check`
 #
 # `T.autograd.gradcheck(fn, inputs)` compares backward with finite differences for every
-# element, in float64. It returns True, or raises with both Jacobians. Both engines have it:
+# element, in float64 (`inputs` is a tuple of tensors, one per argument of `fn`). It returns
+# True, or raises with both Jacobians: the *Jacobian* is the matrix of the derivatives of every
+# output element with respect to every input element. With `raise_exception=False` it returns
+# False instead of raising. Both engines have it:
 
 # %%
-both(lambda T: {"Softmax": T.autograd.gradcheck(Softmax.apply, (T.tensor(X, requires_grad=True),)),
-                "ForgotFactor": T.autograd.gradcheck(ForgotFactor.apply,
-                                                     (T.tensor(X, requires_grad=True),),
-                                                     raise_exception=False)})
+def gradchecks(T):
+    x = T.tensor(X, requires_grad=True)
+    return {"Softmax": T.autograd.gradcheck(Softmax.apply, (x,)),
+            "ForgotFactor": T.autograd.gradcheck(ForgotFactor.apply, (x,),
+                                                 raise_exception=False)}
+
+
+both(gradchecks)
 
 # %% [markdown]
 # Without `raise_exception=False`, the failing check raises and prints the two Jacobians:
@@ -394,10 +438,12 @@ both(lambda T: {"Softmax": T.autograd.gradcheck(Softmax.apply, (T.tensor(X, requ
 # both engines:
 
 # %%
-both_raise(lambda T: T.autograd.gradcheck(ForgotFactor.apply,
-                                          (T.tensor([[0.3, -0.4]], dtype=T.float64,
-                                                    requires_grad=True),)),
-           RuntimeError)
+def failing_gradcheck(T):
+    x = T.tensor([[0.3, -0.4]], dtype=T.float64, requires_grad=True)
+    T.autograd.gradcheck(ForgotFactor.apply, (x,))
+
+
+both_raise(failing_gradcheck, RuntimeError)
 
 # %% [markdown]
 # `ext.testing.check(fn, *torch_inputs, reference=...)` runs a whole checklist on a Function
@@ -405,7 +451,12 @@ both_raise(lambda T: T.autograd.gradcheck(ForgotFactor.apply,
 # upstream gradient), second derivatives, gradcheck, the same Function on ext tensors
 # ("mini_engine"), the order its hooks fire, that inputs are not overwritten, what it saves,
 # and more. It returns a report, one row per check. Two checks are skipped here with a reason:
-# `torch.compile` and the `torch.func` transforms take seconds.
+# `torch.compile` and the `torch.func` transforms take seconds. Some rows touch later pages:
+# `hooks` checks the order in which hooks fire around the node (walkthrough 11), `autocast`
+# that it runs under mixed precision (walkthrough 12); `version` checks what happens when an
+# input is changed in place after forward (walkthrough 8), `saved_bytes` that it saves no more
+# than the reference (walkthrough 5), and `upstream` the gradient when the Function's input
+# comes out of an `exp`.
 
 # %%
 SKIP = {"compile": "slow in a walkthrough", "torch_func": "slow in a walkthrough"}
@@ -438,15 +489,26 @@ assert not bad.ok and {"backward", "gradcheck"} <= set(bad.failures())
 
 # %%
 row = rng.normal(size=5)
-both(lambda T: Softmax.apply(T.tensor(row)) - ext.functions.Softmax.apply(T.tensor(row)))
+
+
+def difference_of_softmaxes(T):
+    return Softmax.apply(T.tensor(row)) - ext.functions.Softmax.apply(T.tensor(row))
+
+
+both(difference_of_softmaxes)
 
 # %% [markdown]
 # ## A custom Function inside a torch model
 #
 # Because `Softmax.apply` on torch tensors is a genuine `torch.autograd.Function`, it fits
 # anywhere in torch: inside a `torch.nn.Module`, under a `torch.optim` optimizer. The model
-# below is written once against `T.nn` and `T.optim`; on torch it *is* a torch module. One
-# training step (negative log-likelihood of the right class), then the updated weights:
+# below is written once against `T.nn` and `T.optim`; on torch it *is* a torch module. A
+# module of your own subclasses `T.nn.Module`, creates its layers in `__init__` and says in
+# `forward` what `model(x)` computes. The optimizer `SGD` updates each weight `w` in place,
+# `w -= lr * w.grad`, when `step()` is called. One training step, with the loss the negative
+# log-likelihood of the right class (minus the mean of the log of the probability each row
+# gives its label), then the updated weights. A weight owned by a module is a `Parameter`, a
+# leaf that requires grad, and prints as `Parameter containing:`.
 
 # %%
 W, B = rng.normal(size=(3, 4)), rng.normal(size=3)
@@ -480,13 +542,34 @@ both(train_step)
 # %% [markdown]
 # ## Exercise
 #
-# Write a custom Function `Sigmoid`, $\sigma(x) = 1 / (1 + e^{-x})$, whose backward uses
+# Write a custom Function `Sigmoid` (a subclass of `ext.autograd.Function`, like `Exp`),
+# $\sigma(x) = 1 / (1 + e^{-x})$, whose backward uses
 # $\sigma'(x) = \sigma(x)\,(1 - \sigma(x))$ and so saves only the result. Use only tensor
-# methods and arithmetic in the bodies, so that it runs on both engines. The check compares
-# your result and `x.grad` (with an upstream gradient that is not all ones) against torch's
-# built-in `torch.sigmoid`.
-#
-# The solution is in the next cell (collapsed in the notebook).
+# methods and arithmetic in the bodies, so that it runs on both engines. Then run
+# `check_exercise(answer, expected)`: the next cell runs your `Sigmoid.apply` and torch's
+# built-in sigmoid on the same input, with an upstream gradient that is not all ones, and
+# compares the results and `x.grad`, on both engines. The solution is in the cell after next
+# (collapsed in the notebook).
+
+# %%
+Z = rng.normal(size=(2, 3)) * 3
+UPSTREAM = np.linspace(-1.0, 2.0, 6).reshape(2, 3)
+
+
+def run(T, fn):
+    x = T.tensor(Z, requires_grad=True)
+    y = fn(x)
+    y.backward(T.tensor(UPSTREAM))
+    return {"y": y.detach(), "x.grad": x.grad}
+
+
+def answer(T):
+    return run(T, Sigmoid.apply)  # your Function
+
+
+def expected(T):
+    return run(T, T.sigmoid)  # the built-in
+
 
 # %% tags=["solution", "hide-input"]
 class Sigmoid(ext.autograd.Function):
@@ -502,15 +585,4 @@ class Sigmoid(ext.autograd.Function):
         return grad * y * (1 - y)
 
 
-Z = rng.normal(size=(2, 3)) * 3
-UPSTREAM = np.linspace(-1.0, 2.0, 6).reshape(2, 3)
-
-
-def run(T, fn):
-    x = T.tensor(Z, requires_grad=True)
-    y = fn(x)
-    y.backward(T.tensor(UPSTREAM))
-    return {"y": y.detach(), "x.grad": x.grad}
-
-
-check_exercise(lambda T: run(T, Sigmoid.apply), lambda T: run(T, T.sigmoid))
+check_exercise(answer, expected)

@@ -58,18 +58,23 @@ both(doubling_hook)
 # %% [markdown]
 # So after a hook that returns something, `.grad` is no longer the derivative of the loss:
 # that is the point (clipping, scaling), but keep it in mind when you compare with anything.
-# A hook that returns `None` only watches. Below, a hook records the gradient flowing through
-# an intermediate result, and the gradients, checked three ways (ext, torch, finite
-# differences with an upstream gradient that is not all ones), are untouched.
+# A hook that returns `None` only watches. Below, a hook records the *norm* of the gradient
+# flowing through an intermediate result (its length as a vector, $\sqrt{\sum g^2}$), and the
+# gradients, checked three ways (ext, torch, finite differences with an upstream gradient that
+# is not all ones), are untouched.
 
 # %%
 norms = []
 
 
+def record_norm(g):
+    norms.append(float((g * g).sum().sqrt()))  # returns None: the gradient is left as it is
+
+
 def watched(T, x):
     h = x.sin()
     if h.requires_grad:  # (grad3 also calls f without gradients, for finite differences)
-        h.register_hook(lambda g: norms.append(float((g * g).sum().sqrt())))  # returns None
+        h.register_hook(record_norm)
     return h * x
 
 
@@ -84,7 +89,7 @@ print("gradient norms the hook recorded (ext, torch):", np.round(norms, 6))
 def grad_inside_hook(T):
     inside = []
     x = T.tensor([1.0, 2.0], requires_grad=True)
-    x.register_hook(lambda g: inside.append(x.grad))
+    x.register_hook(lambda g: inside.append(x.grad))  # records what x.grad holds at that moment
     (x * 3).sum().backward()
     return inside == [None] and x.grad.tolist() == [3.0, 3.0]
 
@@ -132,9 +137,14 @@ def used_twice(T):
     return calls
 
 
+def called_once_with_the_sum(T):
+    calls = used_twice(T)
+    return len(calls) == 1 and calls[0].tolist() == [5.0, 9.0]
+
+
 claim("a hook on a tensor used twice is called twice, once per use",
       "it is called once, with the summed gradient 2y + 1",
-      lambda T: len(used_twice(T)) == 1 and used_twice(T)[0].tolist() == [5.0, 9.0])
+      called_once_with_the_sum)
 
 # %% [markdown]
 # Hooks are for tensors that take part in autograd. Registering one on a tensor that does not
@@ -159,11 +169,18 @@ both_raise(lambda T: T.tensor([1.0]).register_hook(lambda g: g), RuntimeError)
 # %%
 def node_hooks(T):
     seen = {}
+
+    def pre_hook(grad_outputs):
+        return (grad_outputs[0] * 100,)  # a tuple replaces the gradients arriving
+
+    def post_hook(grad_inputs, grad_outputs):
+        seen["post-hook: grad_outputs"] = grad_outputs
+        seen["post-hook: grad_inputs"] = grad_inputs
+
     x = T.tensor([1.0, 2.0], requires_grad=True)
     y = x.exp()
-    y.grad_fn.register_prehook(lambda grad_outputs: (grad_outputs[0] * 100,))
-    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.update(
-        {"post-hook: grad_outputs": grad_outputs, "post-hook: grad_inputs": grad_inputs}))
+    y.grad_fn.register_prehook(pre_hook)
+    y.grad_fn.register_hook(post_hook)
     y.sum().backward()
     return {"node": y.grad_fn, **seen, "x.grad": x.grad}
 
@@ -198,8 +215,12 @@ both(step_in_backward)
 # These hooks are only for leaves:
 
 # %%
-both_raise(lambda T: (T.tensor([1.0], requires_grad=True) * 2)
-           .register_post_accumulate_grad_hook(lambda t: None), RuntimeError)
+def post_accumulate_on_a_non_leaf(T):
+    non_leaf = T.tensor([1.0], requires_grad=True) * 2
+    non_leaf.register_post_accumulate_grad_hook(lambda t: None)
+
+
+both_raise(post_accumulate_on_a_non_leaf, RuntimeError)
 
 # %% [markdown]
 # ## In which order do they fire?
@@ -208,7 +229,8 @@ both_raise(lambda T: (T.tensor([1.0], requires_grad=True) * 2)
 # $y = 3x$ is an intermediate with two tensor hooks (the second multiplies the gradient by 10),
 # `retain_grad()` in between, and both node hooks; the leaf $x$ has a tensor hook, the
 # post-accumulate hook, and hooks on its `AccumulateGrad` node (the node that adds into
-# `x.grad`). Each hook logs what it sees; the log must be the same on both engines.
+# `x.grad`). Each hook logs what it sees; the log must be the same on both engines. (In the
+# node hooks' lambdas, `gi` and `go` stand for `grad_inputs` and `grad_outputs`, unused here.)
 
 # %%
 def firing_order(T):
@@ -264,7 +286,8 @@ claim("retain_grad() stores the gradient before hooks registered after it",
 # %% [markdown]
 # ## Module hooks
 #
-# An `nn.Module` has hooks of its own, on both engines:
+# A module (a layer of `T.nn`, or a model built from them, as in walkthrough 7) has hooks of
+# its own, on both engines:
 #
 # - `register_forward_pre_hook(hook(module, args))`: before `forward`; may return new args;
 # - `register_forward_hook(hook(module, args, output))`: after `forward`; may return a new
@@ -281,8 +304,10 @@ both(lambda T: {name: hasattr(T.nn.Module, name) for name in NAMES})
 
 # %% [markdown]
 # A tiny module, `tanh(linear(x))`, built the same way on each engine from `T.nn.Linear`, with
-# the same weights on both (set from NumPy: `T.manual_seed` gives each engine its own random
-# numbers). Every module hook, plus tensor hooks on the input, the output and the weight:
+# the same weights on both (set from NumPy: each engine's own random generator would start them
+# differently). A module of our own subclasses `T.nn.Module`, creates its layers in `__init__`
+# and says in `forward` what `model(x)` computes. Every module hook, plus tensor hooks on the
+# input, the output and the weight:
 
 # %%
 W, B, INPUT = rng.normal(size=(2, 3)), rng.normal(size=2), rng.normal(size=(1, 3))
@@ -396,9 +421,10 @@ claim("register_backward_hook's grad_input is the gradient for the module's inpu
 # ## Clipping gradients with hooks
 #
 # `ext.hooks` has small hook factories that work on ext and torch tensors alike: `clip(min,
-# max)`, `scale(k)`, `nan_guard(...)`, and `register_all(params, hook)`, which puts one hook on
-# every parameter of a module and returns one handle for all of them. Clipping each gradient to
-# [-0.5, 0.5]:
+# max)`, `scale(k)`, `nan_guard(...)`, and `register_all(module, hook)`, which puts one hook on
+# every parameter (weight or bias) of a module and returns one handle for all of them.
+# Clipping each gradient to [-0.5, 0.5] (`named_parameters()` lists a module's parameters with
+# their names):
 
 # %%
 def clipped(T):
@@ -431,7 +457,11 @@ def clip_twice(T, by_hook):
     return w.grad
 
 
-both(lambda T: {"clip in a hook": clip_twice(T, True), "clip .grad after": clip_twice(T, False)})
+def both_clips(T):
+    return {"clip in a hook": clip_twice(T, True), "clip .grad after": clip_twice(T, False)}
+
+
+both(both_clips)
 
 # %% [markdown]
 # ext has no `torch.nn.utils` yet; on torch, `clip_grad_value_` gives the second number:
@@ -445,33 +475,27 @@ def torch_clip_grad_value(T):
     return {"w.grad": w.grad}
 
 
-_ = torch_only(torch_clip_grad_value, "ext has no torch.nn.utils.clip_grad_value_")
+torch_result = torch_only(torch_clip_grad_value, "ext has no torch.nn.utils.clip_grad_value_")
 
 # %% [markdown]
 # ## Exercise
 #
-# Write a hook factory `clip_and_record(norms, name)`: its hook appends the gradient's norm
-# $\sqrt{\sum g^2}$ *before* clipping to `norms[name]`, and returns the gradient clipped to
-# $[-1, 1]$. Register it on every parameter of `tiny_model(T)`, run one backward of
-# `model(x).sum()` with `x = T.tensor(INPUT * 5, dtype=T.float32)`, and return the recorded
-# norms and the parameters' gradients. The check recomputes both from an unhooked model with torch's
-# built-ins (`torch.linalg.vector_norm`, `torch.clamp`).
-#
-# The solution is in the next cell (collapsed in the notebook).
+# Write a hook factory `clip_and_record(norms, name)`: it returns a tensor hook that appends
+# the gradient's norm $\sqrt{\sum g^2}$, measured *before* clipping, to the list
+# `norms[name]`, and returns the gradient clipped to $[-1, 1]$ (`g.clamp(-1.0, 1.0)`). Then run
+# `check_exercise(answer, expected)`. The next cell holds both sides: `answer` registers your
+# hook on every parameter of `tiny_model(T)`, runs one backward of `model(x).sum()` with
+# `x = T.tensor(INPUT * 5, dtype=T.float32)`, and returns the recorded norms and the
+# parameters' gradients; `expected` recomputes both from an unhooked model with torch's
+# built-ins (`torch.linalg.vector_norm`, `torch.clamp`). The solution is in the cell after next
+# (collapsed in the notebook).
 
-# %% tags=["solution", "hide-input"]
-def clip_and_record(norms, name):
-    def hook(grad):
-        norms[name].append((grad * grad).sum().sqrt())  # before clipping
-        return grad.clamp(-1.0, 1.0)
-    return hook
-
-
+# %%
 def answer(T):
     model = tiny_model(T)
     norms = {name: [] for name, _ in model.named_parameters()}  # keys in parameter order
     for name, p in model.named_parameters():
-        p.register_hook(clip_and_record(norms, name))
+        p.register_hook(clip_and_record(norms, name))  # your factory
     model(T.tensor(INPUT * 5, dtype=T.float32)).sum().backward()
     return {"norms": norms, "grads": {n: p.grad for n, p in model.named_parameters()}}
 
@@ -482,6 +506,14 @@ def expected(T):
     params = dict(model.named_parameters())
     return {"norms": {n: [T.linalg.vector_norm(p.grad)] for n, p in params.items()},
             "grads": {n: T.clamp(p.grad, -1.0, 1.0) for n, p in params.items()}}
+
+
+# %% tags=["solution", "hide-input"]
+def clip_and_record(norms, name):
+    def hook(grad):
+        norms[name].append((grad * grad).sum().sqrt())  # before clipping
+        return grad.clamp(-1.0, 1.0)
+    return hook
 
 
 check_exercise(answer, expected)

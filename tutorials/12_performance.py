@@ -13,8 +13,8 @@
 # %% [markdown]
 # # Performance and memory
 #
-# Autograd is not free. Every operation on a tensor that requires a gradient records a step of
-# the graph (time), and many steps keep tensors alive until backward needs them (memory). This
+# Autograd is not free. Every operation on a tensor that requires a gradient records a node of
+# the graph (time), and many nodes keep tensors alive until backward needs them (memory). This
 # page shows four ways to pay less:
 #
 # - turn recording off when you will not call backward: `no_grad` and `inference_mode`;
@@ -82,7 +82,7 @@ def mse(T, layers, h, y):
 # To make predictions you need no gradients, so there is no reason to record a graph. Both
 # context managers stop the recording:
 #
-# - under `T.no_grad()` no step is recorded and nothing is saved for backward. The results are
+# - under `T.no_grad()` no node is recorded and nothing is saved for backward. The results are
 #   ordinary tensors: they still carry a *version counter* (a number that every in-place change
 #   increases, so that autograd can notice later if a saved tensor was overwritten), and they
 #   can be fed into a graph afterwards;
@@ -122,8 +122,12 @@ def inference_tensor(T):
         return T.ones(3) * 2
 
 
+def saved_for_backward(T):
+    return inference_tensor(T) * T.ones(3, requires_grad=True)  # mul must save the first factor
+
+
 both_raise(lambda T: inference_tensor(T)._version, RuntimeError)
-both_raise(lambda T: inference_tensor(T) * T.ones(3, requires_grad=True), RuntimeError)
+both_raise(saved_for_backward, RuntimeError)
 
 # %% [markdown]
 # A view is a tensor that shares memory with another one (`x.view(-1)`, `x[0]`, `x.t()`).
@@ -151,10 +155,22 @@ claim("views cannot be taken inside inference_mode",
 # small for a few large operations and grows with the number of small ones.
 
 # %%
-MODES = {"grad on": contextlib.nullcontext, "no_grad": lambda T: T.no_grad(),
-         "inference_mode": lambda T: T.inference_mode()}
+def grad_on(T):
+    return contextlib.nullcontext()  # a `with` block that changes nothing
 
 
+def no_grad(T):
+    return T.no_grad()
+
+
+def inference_mode(T):
+    return T.inference_mode()
+
+
+MODES = {"grad on": grad_on, "no_grad": no_grad, "inference_mode": inference_mode}
+
+
+# %%
 def microseconds_per_forward(T, mode, repeat=10):
     layers, x = mlp(T), T.tensor(X, dtype=T.float32)
     best = float("inf")
@@ -179,13 +195,14 @@ for name, mode in MODES.items():
 # backward will need them (a `Linear` layer keeps its input, since the weight's gradient is
 # built from it; ReLU keeps its result, since its derivative is 1 where the result is positive).
 #
-# `T.autograd.graph.saved_tensors_hooks(pack, unpack)` lets us see each one: inside the `with`
-# block every tensor a step saves is handed to `pack`, and what `pack` returns is what the graph
-# stores (`unpack` turns it back into a tensor in backward). Our `pack` stores the tensor
-# unchanged and notes its size. Two details keep the count honest: a tensor saved by two steps
-# (ReLU's result is also the next layer's input) counts once, and weights are left out, since
-# the model holds them anyway (a `Linear` layer saves a transposed *view* of its weight, whose
-# `_base` is the weight).
+# `T.autograd.graph.saved_tensors_hooks(pack, unpack)` lets us see each one (walkthroughs 5
+# and 8 used it): inside the `with` block every tensor a node saves is handed to `pack`, and
+# what `pack` returns is what the graph stores (`unpack` turns it back into a tensor in
+# backward). Our `pack` stores the tensor unchanged and notes its size. Two details keep the
+# count honest: a tensor saved by two nodes (ReLU's result is also the next layer's input)
+# counts once, and weights are left out, since the model holds them anyway. A layer's weights
+# are `T.nn.Parameter`s, and a `Linear` layer saves a transposed *view* of its weight, whose
+# `_base` is the weight.
 
 # %%
 def saved_bytes(T, run):
@@ -194,7 +211,7 @@ def saved_bytes(T, run):
 
     def pack(t):
         if not (isinstance(t, T.nn.Parameter) or isinstance(t._base, T.nn.Parameter)):
-            kept[id(t)] = t  # by identity: one tensor saved by two steps counts once
+            kept[id(t)] = t  # by identity: one tensor saved by two nodes counts once
         return t
 
     with T.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
@@ -205,9 +222,11 @@ def saved_bytes(T, run):
 # %% [markdown]
 # ## Activation checkpointing
 #
-# `T.utils.checkpoint.checkpoint(fn, x)` runs `fn(x)` but keeps none of the tensors saved inside
-# `fn`: only its input `x`. When backward reaches that part of the graph, it runs `fn(x)` a second
-# time to get them back. Memory goes down; one more forward pass of `fn` is the price.
+# *Activations* are the intermediate results of a network's layers, the bulk of what its graph
+# saves. `T.utils.checkpoint.checkpoint(fn, x)` runs `fn(x)` but keeps none of the tensors
+# saved inside `fn`: only its input `x`. When backward reaches that part of the graph, it runs
+# `fn(x)` a second time to get them back. Memory goes down; one more forward pass of `fn` is
+# the price.
 #
 # Below, the seven hidden layers form one checkpointed block; the last layer and the loss are
 # outside it. We count the saved bytes, how many times the block ran, and the first layer's
@@ -234,7 +253,7 @@ def train_step(T, checkpointed):
     return {"saved bytes": nbytes, "block runs": len(runs), "grad": layers[0].weight.grad}
 
 
-plain = both(lambda T: train_step(T, checkpointed=False), quiet=True)
+plain = both(lambda T: train_step(T, checkpointed=False), quiet=True)  # compared, not printed
 saving = both(lambda T: train_step(T, checkpointed=True), quiet=True)
 for name, result in (("without checkpoint", plain.torch), ("with checkpoint", saving.torch)):
     print(f"{name:<20} saved bytes {result['saved bytes']:>6}   block runs {result['block runs']}")
@@ -253,7 +272,9 @@ print("✓ the same gradients with and without checkpointing, on both engines")
 
 # %%
 def checkpointed_layer(T, x, w):
-    return T.utils.checkpoint.checkpoint(lambda a: T.tanh(a @ w), x, use_reentrant=False)
+    def layer(a):
+        return T.tanh(a @ w)
+    return T.utils.checkpoint.checkpoint(layer, x, use_reentrant=False)
 
 
 grad3(checkpointed_layer, rng.standard_normal((2, 3)), rng.standard_normal((3, 2)))
@@ -271,16 +292,24 @@ def chain_bytes(T, per_layer_checkpoint):
     def run():
         h = x
         for layer in layers:
-            h = T.utils.checkpoint.checkpoint(layer, h, use_reentrant=False) \
-                if per_layer_checkpoint else layer(h)
+            if per_layer_checkpoint:
+                h = T.utils.checkpoint.checkpoint(layer, h, use_reentrant=False)
+            else:
+                h = layer(h)
         return h
 
-    return saved_bytes(T, run)[1]
+    output, nbytes = saved_bytes(T, run)
+    return nbytes
+
+
+def same_bytes_either_way(T):
+    checkpointed, plain = chain_bytes(T, True), chain_bytes(T, False)
+    return checkpointed == plain and plain > 0
 
 
 claim("checkpointing each Linear layer on its own keeps its activations out of memory",
       "a Linear layer saves only its input, and so does a checkpoint around it: same bytes",
-      lambda T: chain_bytes(T, True) == chain_bytes(T, False) > 0)
+      same_bytes_either_way)
 
 # %% [markdown]
 # Two more rules of thumb you will meet, and what they mean. "Memory $O(\sqrt{n})$": for $n$
@@ -329,8 +358,12 @@ def full_batch_grad(T):
     return w.grad
 
 
-grads = both(lambda T: {"full batch": full_batch_grad(T), "loss / 4": accumulated(T, True),
-                        "no / 4": accumulated(T, False)}, quiet=True)
+def three_gradients(T):
+    return {"full batch": full_batch_grad(T), "loss / 4": accumulated(T, True),
+            "no / 4": accumulated(T, False)}
+
+
+grads = both(three_gradients, quiet=True)
 for name, g in grads.torch.items():
     print(f"{name:<12}", np.array2string(g.numpy()[:4, 0], precision=5), "...")
 for engine in ("ext", "torch"):
@@ -355,11 +388,15 @@ def accumulated_over(T, sizes, weight):
     return w.grad
 
 
+def close(a, b):
+    return bool(np.allclose(a.numpy(), b.numpy()))
+
+
 def unequal_batches(T):
+    # the third argument gives each micro-batch's weight from its number of rows n
     whole = accumulated_over(T, [60], lambda n: 1.0)
     by_count = accumulated_over(T, [16, 16, 16, 12], lambda n: 1 / 4)
     by_share = accumulated_over(T, [16, 16, 16, 12], lambda n: n / 60)
-    close = lambda a, b: bool(np.allclose(a.numpy(), b.numpy()))  # noqa: E731
     return not close(by_count, whole) and close(by_share, whole)
 
 
@@ -412,10 +449,13 @@ def scaled_grads(T, use_scaler):
     return w.grad.flatten()
 
 
-scaled = torch_only(lambda T: {"w.grad without scaler": scaled_grads(T, False),
-                               "w.grad with scaler": scaled_grads(T, True),
-                               "exact": T.tensor(X[:4, :3].sum(0) * 1e-8, dtype=T.float32)},
-                    "ext has no autocast or GradScaler yet")
+def with_and_without_scaler(T):
+    return {"w.grad without scaler": scaled_grads(T, False),
+            "w.grad with scaler": scaled_grads(T, True),
+            "exact": T.tensor(X[:4, :3].sum(0) * 1e-8, dtype=T.float32)}
+
+
+scaled = torch_only(with_and_without_scaler, "ext has no autocast or GradScaler yet")
 
 # %% [markdown]
 # Without the scaler the gradient reaching the float16 matrix product is $10^{-8}$, below
@@ -425,8 +465,9 @@ scaled = torch_only(lambda T: {"w.grad without scaler": scaled_grads(T, False),
 # float32's range and needs no scaler.
 #
 # Older code imports `autocast` and `GradScaler` from `torch.cuda.amp`. That spelling is
-# deprecated (torch warns), and it only ever concerned CUDA tensors: on a machine without a GPU
-# it switches itself off, and the matrix product stays float32.
+# deprecated (torch warns with a `FutureWarning`), and it only ever concerned CUDA tensors: on
+# a machine without a GPU it switches itself off, saying so in a `UserWarning`, and the matrix
+# product stays float32.
 
 # %%
 def cuda_spelling(T):
@@ -442,12 +483,22 @@ old_spelling = torch_only(cuda_spelling, "ext has no autocast yet")
 # %% [markdown]
 # ## Exercise
 #
-# Combine the two memory savers. Compute the gradient of the MLP's loss (`mlp`, `hidden` and `mse`
-# from the top of this page) over the 64 rows of `X` and `Y`, but in four micro-batches of 16
-# rows, with the seven hidden layers checkpointed in each. Return the first layer's weight
-# gradient (`layers[0].weight.grad`). The checker compares it with the
-# gradient of one full-batch step without checkpointing, computed with torch's own
-# `mse_loss`. The solution is in the next (collapsed) cell.
+# Combine the two memory savers. Write `answer(T)`: it builds the MLP with `mlp(T)` and
+# computes the gradient of its loss (`hidden` and `mse`, from the top of this page) over the
+# 64 rows of `X` and `Y`, but in four micro-batches of 16 rows, with the seven hidden layers
+# checkpointed in each (`checkpoint(fn, a, b, ...)` calls `fn(a, b, ...)`, so extra arguments
+# such as `T` and `layers` go after `fn`). It returns the first layer's weight gradient,
+# `layers[0].weight.grad`. Then run `check_exercise(answer, expected)`: `expected`, in the next
+# cell, computes the gradient of one full-batch step without checkpointing, with torch's own
+# `mse_loss`. The solution is in the cell after next (collapsed in the notebook).
+
+# %%
+def expected(T):
+    layers = mlp(T)
+    x, y = T.tensor(X, dtype=T.float32), T.tensor(Y, dtype=T.float32)
+    T.nn.functional.mse_loss(layers[-1](hidden(T, layers, x)), y).backward()
+    return layers[0].weight.grad
+
 
 # %% tags=["solution", "hide-input"]
 def answer(T):
@@ -456,13 +507,6 @@ def answer(T):
         x, y = T.tensor(X[rows], dtype=T.float32), T.tensor(Y[rows], dtype=T.float32)
         h = T.utils.checkpoint.checkpoint(hidden, T, layers, x, use_reentrant=False)
         (mse(T, layers, h, y) / 4).backward()  # equal micro-batches: divide by their number
-    return layers[0].weight.grad
-
-
-def expected(T):
-    layers = mlp(T)
-    x, y = T.tensor(X, dtype=T.float32), T.tensor(Y, dtype=T.float32)
-    T.nn.functional.mse_loss(layers[-1](hidden(T, layers, x)), y).backward()
     return layers[0].weight.grad
 
 

@@ -15,8 +15,8 @@
 #
 # Gradients go wrong in three typical ways, and each has its tool:
 #
-# - a gradient is NaN ("not a number") or infinite, and you do not know which step made it:
-#   **anomaly mode** names the step and shows the line of your forward code that created it;
+# - a gradient is NaN ("not a number") or infinite, and you do not know which node made it:
+#   **anomaly mode** names the node and shows the line of your forward code that created it;
 # - a backward you wrote yourself is wrong: **gradcheck** compares it with finite differences,
 #   and so does a **gradient computed by hand**, which also shows you understand the formulas;
 # - every gradient is right, but those of the first layers are too small to train anything:
@@ -56,8 +56,8 @@ both(safe_looking_sqrt)
 
 # %% [markdown]
 # In a real model that NaN would spread through every later update, far from where it was
-# born. *Anomaly mode* checks the output of every backward step for NaN and stops at the first
-# one, with a `RuntimeError` that names the step. Turn it on for a block with
+# born. *Anomaly mode* checks the output of every backward node for NaN and stops at the first
+# one, with a `RuntimeError` that names the node. Turn it on for a block with
 # `with T.autograd.detect_anomaly():` (or for the whole program with
 # `T.autograd.set_detect_anomaly(True)`). It slows everything down: use it to debug only.
 
@@ -72,9 +72,9 @@ with warnings.catch_warnings():
     both_raise(nan_hunt, RuntimeError)
 
 # %% [markdown]
-# The step is `SqrtBackward0`, the backward of `sqrt`; its "0th output" is the gradient for its
+# The node is `SqrtBackward0`, the backward of `sqrt`; its "0th output" is the gradient for its
 # first (and only) input. To say *which* `sqrt` in a big model, anomaly mode records where each
-# step was created during the forward pass, and before raising it warns with that traceback.
+# node was created during the forward pass, and before raising it warns with that traceback.
 # Here is the warning on both engines: the first line, and the last line of code of the
 # traceback (the earlier lines are the calls that led there).
 
@@ -137,6 +137,7 @@ claim("anomaly mode stops at a division by zero",
 
 # %%
 def cube(T, factor):
+    """``Cube.apply``: x ** 3 as a custom Function whose backward uses ``factor * x**2``."""
     class Cube(T.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -152,8 +153,14 @@ def cube(T, factor):
 
 
 X3 = np.array([0.5, -1.0, 2.0])
-both_raise(lambda T: T.autograd.gradcheck(cube(T, 2), (T.tensor(X3, requires_grad=True),)),
-           RuntimeError)
+
+
+def gradcheck_cube(T, factor):
+    x = T.tensor(X3, requires_grad=True)  # float64, as X3 is
+    return T.autograd.gradcheck(cube(T, factor), (x,))  # the inputs go in a tuple
+
+
+both_raise(lambda T: gradcheck_cube(T, 2), RuntimeError)
 
 # %% [markdown]
 # `gradcheck` builds the Jacobian matrix (every output's derivative with respect to every input
@@ -164,8 +171,12 @@ both_raise(lambda T: T.autograd.gradcheck(cube(T, 2), (T.tensor(X3, requires_gra
 # With the factor fixed, `gradcheck` returns `True`, and the usual three-way check agrees:
 
 # %%
-both(lambda T: T.autograd.gradcheck(cube(T, 3), (T.tensor(X3, requires_grad=True),)))
-grad3(lambda T, x: cube(T, 3)(x), X3)
+def right_cube(T, x):
+    return cube(T, 3)(x)
+
+
+both(lambda T: gradcheck_cube(T, 3))
+grad3(right_cube, X3)
 
 # %% [markdown]
 # Finite differences subtract two nearly equal numbers, so they need every digit float64 has.
@@ -287,9 +298,9 @@ grad3(network, *PARAMS.values(), quiet=True)
 # $\pm 1/\sqrt{100}$), here with NumPy so that both engines get the same numbers. We use float64
 # so that tiny gradients are compared exactly.
 #
-# To watch the gradients we use `ext.hooks.GradFlow`. It puts a hook on each parameter that
-# runs after backward has written its `.grad`, and records the mean and the largest
-# $|\text{grad}|$. It works on ext and torch tensors alike.
+# To watch the gradients we use `ext.hooks.GradFlow`. It puts a hook on each weight that
+# runs after backward has written its `.grad` (a post-accumulate hook, walkthrough 11), and
+# records the mean and the largest $|\text{grad}|$. It works on ext and torch tensors alike.
 
 # %%
 WIDTH, DEPTH, BATCH = 100, 20, 16
@@ -299,8 +310,8 @@ DEFAULT_BIAS = [rng.uniform(-0.1, 0.1, WIDTH) for _ in range(DEPTH)]
 
 
 def deep_network(T, activation, weights, biases, residual=False):
-    """Mean |grad| of each layer's weight after one backward, and every layer's input to the
-    activation (the pre-activation)."""
+    """Returns two things: the mean |grad| of each layer's weight after one backward (an array,
+    layer 0 first), and every layer's input to the activation (the pre-activation)."""
     layers = [T.nn.Linear(WIDTH, WIDTH, dtype=T.float64) for _ in range(DEPTH)]
     with T.no_grad():
         for layer, w, b in zip(layers, weights, biases):
@@ -311,9 +322,10 @@ def deep_network(T, activation, weights, biases, residual=False):
     for layer in layers:
         z = layer(h)
         pre.append(z.detach())
-        h = h + activation(T, z) if residual else activation(T, z)
+        h = (h + activation(T, z)) if residual else activation(T, z)
     ((h - T.tensor(GOAL)) ** 2).mean().backward()
-    # flow.latest fills in backward order (last layer first): read it in layer order
+    # flow.latest[name] is (mean |grad|, largest |grad|) of that weight after the last backward;
+    # it fills in backward order (last layer first), so read it in layer order
     return np.array([flow.latest[name][0] for name in flow.params]), pre
 
 
@@ -328,9 +340,9 @@ def sigmoid(T, z):
 # %%
 def log_grads(activation, weights, biases, residual=False):
     def run(T):
-        means, _ = deep_network(T, activation, weights, biases, residual)
-        return np.log10(means)  # compared on both engines within 1e-8
-    curve = both(run, quiet=True, atol=1e-8).torch
+        means, pre_activations = deep_network(T, activation, weights, biases, residual)
+        return np.log10(means)
+    curve = both(run, quiet=True, atol=1e-8).torch  # compared on both engines within 1e-8
     print("log10 mean |grad|, layer 0 to 19:", np.array2string(curve, precision=1))
     return curve
 
@@ -350,7 +362,7 @@ curves = {"sigmoid": log_grads(sigmoid, DEFAULT_INIT, DEFAULT_BIAS)}
 
 # %%
 def sigmoid_not_saturated(T):
-    _, pre = deep_network(T, sigmoid, DEFAULT_INIT, DEFAULT_BIAS)
+    means, pre = deep_network(T, sigmoid, DEFAULT_INIT, DEFAULT_BIAS)
     slopes = [T.sigmoid(z) * (1 - T.sigmoid(z)) for z in pre]  # σ' at every unit
     return min(s.mean().item() for s in slopes) > 0.23  # its maximum is 0.25
 
@@ -409,40 +421,49 @@ ax.grid(True, alpha=0.3)
 # %%
 def spread(T, weights, biases):
     """How many powers of ten lie between the largest and the smallest layer gradient (ReLU)."""
-    return np.ptp(np.log10(deep_network(T, relu, weights, biases)[0]))
+    means, pre = deep_network(T, relu, weights, biases)
+    return np.ptp(np.log10(means))  # ptp: largest minus smallest
+
+
+def he_init_is_needed(T):
+    return bool(spread(T, DEFAULT_INIT, DEFAULT_BIAS) > 5 and spread(T, HE_INIT, ZERO_BIAS) < 1)
 
 
 claim("switching from sigmoid to ReLU fixes vanishing gradients",
       "not with the default init: layer 0 still gets ~10^6 times less than layer 19; He init "
       "fixes it",
-      lambda T: bool(spread(T, DEFAULT_INIT, DEFAULT_BIAS) > 5 > 1 > spread(T, HE_INIT, ZERO_BIAS)))
+      he_init_is_needed)
 
 # %% [markdown]
 # ## Exercise
 #
 # Backpropagate through one layer by hand. The layer is $Y = \sigma(X W^\top + b)$ with $X$ of
-# shape 4 × 3, $W$ of shape 2 × 3 and $b$ of shape 2. Given the gradient $G = \partial L /
-# \partial Y$ that arrives from later layers (any 4 × 2 array), compute with NumPy formulas
-# (no autograd) $\partial L / \partial W$, $\partial L / \partial b$ and $\partial L / \partial
-# X$, and return them as tensors, in that order. Hint: $\sigma' = \sigma (1 - \sigma)$. The
-# checker compares them with autograd's, on both engines. The solution is in the next
-# (collapsed) cell.
+# shape 4 × 3, $W$ of shape 2 × 3 and $b$ of shape 2; the next cell draws them as the NumPy
+# arrays `EX_X`, `EX_W` and `EX_B`, and the gradient $G = \partial L / \partial Y$ that
+# arrives from later layers as `EX_G` (4 × 2). Write `answer(T)`, which computes with NumPy
+# formulas (no autograd) $\partial L / \partial W$, $\partial L / \partial b$ and
+# $\partial L / \partial X$ and returns them as a list of three tensors, in that order
+# (`T.tensor(array)` for each). Hint: $\sigma' = \sigma (1 - \sigma)$, and the two-layer
+# network above has the other formulas. Then run `check_exercise(answer, expected)`:
+# `expected` gets the three gradients from autograd, on both engines. The solution is in the
+# cell after next (collapsed in the notebook).
 
-# %% tags=["solution", "hide-input"]
+# %%
 EX_X, EX_W, EX_B = rng.standard_normal((4, 3)), rng.standard_normal((2, 3)), rng.standard_normal(2)
 EX_G = rng.standard_normal((4, 2))
 
 
+def expected(T):
+    x, w, b = (T.tensor(a, requires_grad=True) for a in (EX_X, EX_W, EX_B))
+    T.sigmoid(T.nn.functional.linear(x, w, b)).backward(T.tensor(EX_G))  # linear: x @ w.T + b
+    return [w.grad, b.grad, x.grad]
+
+
+# %% tags=["solution", "hide-input"]
 def answer(T):
     Y = 1 / (1 + np.exp(-(EX_X @ EX_W.T + EX_B)))
     dZ = EX_G * Y * (1 - Y)  # through the sigmoid
     return [T.tensor(dZ.T @ EX_X), T.tensor(dZ.sum(0)), T.tensor(dZ @ EX_W)]
-
-
-def expected(T):
-    x, w, b = (T.tensor(a, requires_grad=True) for a in (EX_X, EX_W, EX_B))
-    T.sigmoid(T.nn.functional.linear(x, w, b)).backward(T.tensor(EX_G))
-    return [w.grad, b.grad, x.grad]
 
 
 check_exercise(answer, expected)

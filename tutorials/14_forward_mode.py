@@ -72,7 +72,7 @@ def backward_of_a_vector(T):
     F(T, x).backward()
 
 
-errors = both_raise(backward_of_a_vector, RuntimeError)
+both_raise(backward_of_a_vector, RuntimeError)
 
 # %% [markdown]
 # "Implicitly created" refers to the vector $v$: for a single-number output backward uses
@@ -91,18 +91,22 @@ print("v @ J by hand:", (v @ J).round(4))
 assert np.allclose(pair.ext.numpy(), v @ J)
 
 # %%
+def one_row_not_the_matrix(T):
+    vjp = vector_jacobian_product(T)
+    return vjp.shape == (2,) and bool(np.allclose(vjp.numpy(), v @ J))
+
+
 claim("calling backward on a vector output gives its Jacobian",
       "backward(v) gives one product v^T J, shaped like the input",
-      lambda T: vector_jacobian_product(T).shape == (2,)
-      and np.allclose(vector_jacobian_product(T).numpy(), v @ J))
+      one_row_not_the_matrix)
 
 # %% [markdown]
 # `grad3` (gradients three ways: ext, torch and finite differences) computes exactly this
 # product, with an upstream gradient $v$ of its own choosing:
 
 # %%
-grads = grad3(F, x0)
-assert np.allclose(grads.ext[0], np.linspace(0.5, 2.0, 3) @ J)  # its v, times J by hand
+grads = grad3(F, x0)  # returns the gradients it compared: grads.ext[0] is ext's for x
+assert np.allclose(grads.ext[0], np.linspace(0.5, 2.0, 3) @ J)  # its v (printed), times J
 
 # %% [markdown]
 # With $v = (0, \dots, 1, \dots, 0)$, a one at position $i$, the product $v^\top J$ is row $i$
@@ -113,7 +117,8 @@ assert np.allclose(grads.ext[0], np.linspace(0.5, 2.0, 3) @ J)  # its v, times J
 # ## Forward mode: dual tensors
 #
 # Forward mode carries, next to each value, its *tangent*: how fast it moves when the input
-# moves in direction $u$. The API lives in `T.autograd.forward_ad`:
+# moves in direction $u$ (walkthrough 1 met it on dual numbers). The API lives in
+# `T.autograd.forward_ad`, which the code calls `fwAD` for short:
 #
 # - `with dual_level():` opens a region where tangents are tracked;
 # - `make_dual(x, u)` gives a tensor with the values of `x` that carries tangent `u`;
@@ -142,10 +147,14 @@ assert np.allclose(pair.ext["tangent"].numpy(), J @ u)
 # computes the derivative *during* the forward pass, so there is nothing to walk back.
 
 # %%
+def no_requires_grad_needed(T):
+    result = jacobian_vector_product(T)
+    return result["y.grad_fn"] is None and bool(np.allclose(result["tangent"].numpy(), J @ u))
+
+
 claim("an input needs requires_grad=True to get a derivative",
       "forward mode needs none: the tangent rides on the dual, no graph is built",
-      lambda T: jacobian_vector_product(T)["y.grad_fn"] is None
-      and np.allclose(jacobian_vector_product(T)["tangent"].numpy(), J @ u))
+      no_requires_grad_needed)
 
 # %% [markdown]
 # Tangents exist only inside their `dual_level()`. After it closes, `unpack_dual` finds no
@@ -160,15 +169,21 @@ def tangent_after_the_level(T):
     return fwAD.unpack_dual(y).tangent
 
 
-pair = both(tangent_after_the_level)
-errors = both_raise(lambda T: T.autograd.forward_ad.make_dual(T.tensor(x0), T.tensor(u)),
-                    RuntimeError)
+def make_dual_outside_a_level(T):
+    return T.autograd.forward_ad.make_dual(T.tensor(x0), T.tensor(u))
+
+
+both(tangent_after_the_level)
+both_raise(make_dual_outside_a_level, RuntimeError)
 
 # %% [markdown]
 # ## The functional API
 #
-# `T.autograd.functional` wraps these products into functions that take *your function* and
-# the point to differentiate at, so you never touch `requires_grad` or `.grad`:
+# `T.autograd.functional` wraps these products into functions that take *your function* (of
+# one tensor, here `fn(x) = F(T, x)`) and the point to differentiate at, so you never touch
+# `requires_grad` or `.grad`. `vjp` and `jvp` return a pair, the value and the product; the
+# code keeps only the product. (`hessian` needs a *scalar* function, one whose output is a
+# single number.)
 #
 # | call | returns |
 # |---|---|
@@ -180,15 +195,17 @@ errors = both_raise(lambda T: T.autograd.forward_ad.make_dual(T.tensor(x0), T.te
 
 # %%
 def functional_products(T):
-    fn = lambda x: F(T, x)
+    def fn(x):
+        return F(T, x)
+
     x = T.tensor(x0)
-    _, vjp = T.autograd.functional.vjp(fn, x, T.tensor(v))
-    _, jvp = T.autograd.functional.jvp(fn, x, T.tensor(u))
+    value, vjp = T.autograd.functional.vjp(fn, x, T.tensor(v))
+    value, jvp = T.autograd.functional.jvp(fn, x, T.tensor(u))
     return {"vjp": vjp, "jvp": jvp, "jacobian": T.autograd.functional.jacobian(fn, x)}
 
 
 pair = both(functional_products)
-assert np.allclose(pair.ext["jacobian"].numpy(), J)
+assert np.allclose(pair.ext["jacobian"].numpy(), J)  # the J computed by hand at the top
 
 # %% [markdown]
 # By its name one would expect `functional.jvp` to run forward mode. It does not: it uses the
@@ -219,12 +236,12 @@ def cube_with_duals(T):
         backward_only_cube(T).apply(T.autograd.forward_ad.make_dual(T.tensor(x0), T.tensor(u)))
 
 
-errors = both_raise(cube_with_duals, NotImplementedError)
+both_raise(cube_with_duals, NotImplementedError)
 
 # %%
 def functional_jvp_works(T):
-    _, jvp = T.autograd.functional.jvp(backward_only_cube(T).apply, T.tensor(x0), T.tensor(u))
-    return np.allclose(jvp.numpy(), 3 * x0**2 * u)
+    value, jvp = T.autograd.functional.jvp(backward_only_cube(T).apply, T.tensor(x0), T.tensor(u))
+    return bool(np.allclose(jvp.numpy(), 3 * x0**2 * u))
 
 
 claim("autograd.functional.jvp computes J u with forward-mode AD",
@@ -239,11 +256,14 @@ claim("autograd.functional.jvp computes J u with forward-mode AD",
 
 # %%
 def forward_strategy(T):
-    return T.autograd.functional.jacobian(lambda x: F(T, x), T.tensor(x0), vectorize=True,
+    def fn(x):
+        return F(T, x)
+
+    return T.autograd.functional.jacobian(fn, T.tensor(x0), vectorize=True,
                                           strategy="forward-mode")
 
 
-pair = both(forward_strategy)
+both(forward_strategy)
 
 # %% [markdown]
 # ## Second derivatives: `hessian` and `hvp`
@@ -262,7 +282,7 @@ def s(x):
 def second_derivatives(T):
     x = T.tensor(x0)
     H = T.autograd.functional.hessian(s, x)
-    _, hvp = T.autograd.functional.hvp(s, x, T.tensor(u))
+    value, hvp = T.autograd.functional.hvp(s, x, T.tensor(u))
     return {"hessian": H, "hvp": hvp}
 
 
@@ -291,7 +311,7 @@ assert np.allclose(pair.ext["hvp"].numpy(), H @ u)
 
 # %%
 def jacobian_by_rows(T, fn, x):
-    x = x.detach().requires_grad_()
+    x = x.detach().requires_grad_()  # a fresh leaf with x's values, that requires grad
     y = fn(x)  # one forward pass, kept for all the backward passes
     e = T.eye(y.shape[0], dtype=y.dtype)
     return T.stack([T.autograd.grad(y, x, e[i], retain_graph=True)[0]
@@ -323,17 +343,33 @@ def G(T, a, x):
     return T.tanh(z) * z
 
 
+def G_of(T, name):
+    """G with the matrix A[name] fixed: a function of x alone."""
+    def fn(x):
+        return G(T, A[name], x)
+    return fn
+
+
+# %%
 def both_ways(T, name):
-    fn, x = (lambda x: G(T, A[name], x)), T.tensor(xs[name])
+    fn, x = G_of(T, name), T.tensor(xs[name])
     by_rows, by_columns = jacobian_by_rows(T, fn, x), jacobian_by_columns(T, fn, x)
     assert np.allclose(by_rows.numpy(), by_columns.numpy())
     assert np.allclose(by_rows.numpy(), T.autograd.functional.jacobian(fn, x).numpy())
     return {"rows": by_rows, "columns": by_columns}
 
 
-for name in SHAPES:
+def wide(T):
+    return both_ways(T, "wide")
+
+
+def tall(T):
+    return both_ways(T, "tall")
+
+
+for name, shape_case in (("wide", wide), ("tall", tall)):
     print(name, SHAPES[name])
-    pair = both(lambda T, name=name: both_ways(T, name), quiet=True)
+    both(shape_case, quiet=True)
 
 # %% [markdown]
 # Now the timing: the best of three runs of each method (a fraction of a second in all).
@@ -342,7 +378,7 @@ for name in SHAPES:
 
 # %%
 def best_ms(method, T, name, repeats=3):
-    fn, x = (lambda x: G(T, A[name], x)), T.tensor(xs[name])
+    fn, x = G_of(T, name), T.tensor(xs[name])
     method(T, fn, x)  # warm up once
     times = []
     for _ in range(repeats):
@@ -376,11 +412,18 @@ for name, (m, n) in SHAPES.items():
 # ## Exercise
 #
 # A Hessian-vector product without the Hessian: $H u$ is the derivative of the gradient
-# $\nabla s$ in the direction $u$. Compute it for `s` at `x0` with two calls to
-# `T.autograd.grad`: first the gradient, with `create_graph=True` so that it can be
-# differentiated again, then a vector-Jacobian product of that gradient with $u$. That gives
-# $u^\top H$, which is $H u$ because a Hessian is symmetric. The checker compares your answer
-# with `hessian(s, x) @ u` on both engines. The solution is in the next (collapsed) cell.
+# $\nabla s$ in the direction $u$. Write `answer(T)`, which computes it for `s` at `x0` with
+# two calls to `T.autograd.grad`: first the gradient, with `create_graph=True` so that it can
+# be differentiated again, then a vector-Jacobian product of that gradient with $u$ (the
+# vector goes third, as in `jacobian_by_rows`). That gives $u^\top H$, which is $H u$ because
+# a Hessian is symmetric. Then run `check_exercise(answer, expected)`: `expected`, in the next
+# cell, computes `hessian(s, x) @ u`, and the checker compares the two on both engines. The
+# solution is in the cell after next (collapsed in the notebook).
+
+# %%
+def expected(T):
+    return T.autograd.functional.hessian(s, T.tensor(x0)) @ T.tensor(u)
+
 
 # %% tags=["solution", "hide-input"]
 def answer(T):
@@ -388,10 +431,6 @@ def answer(T):
     (gradient,) = T.autograd.grad(s(x), x, create_graph=True)  # a graph of the gradient
     (hu,) = T.autograd.grad(gradient, x, T.tensor(u))          # u^T H = (H u)^T
     return hu
-
-
-def expected(T):
-    return T.autograd.functional.hessian(s, T.tensor(x0)) @ T.tensor(u)
 
 
 check_exercise(answer, expected)
