@@ -135,3 +135,15 @@ def test_walkthroughs_ship_in_the_wheel_and_run_from_an_install(tmp_path):
     assert len([line for line in listed.stdout.splitlines() if ".py)" in line]) == 14
     ran = _ext("tutorials", "1", cwd=tmp_path, pythonpath=str(tmp_path / "site"))
     assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+
+
+def test_shipped_text_cites_no_outside_source_documents():
+    """What users read (walkthroughs, docs, README, the package, the tools) speaks for itself:
+    no section marks, numbered exercises or source documents of somewhere else."""
+    root = TUTORIALS.parent
+    shipped = [root / "README.md", *root.glob("docs/*.md"), *root.glob("tutorials/*.*"),
+               *root.glob("ext/**/*.py"), *root.glob("ext/**/*.pyi"), *root.glob("tools/*.py")]
+    citation = re.compile(r"seed 0\d\d|§|\bexercise \d|seed documents?|seed's", re.I)
+    found = [f"{p.relative_to(root)}:{n}: {line.strip()}" for p in shipped if p.is_file()
+             for n, line in enumerate(p.read_text().splitlines(), 1) if citation.search(line)]
+    assert not found, "\n".join(found)

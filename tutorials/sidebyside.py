@@ -329,9 +329,9 @@ def grad3(f: Callable[..., Any], *inputs: Any, upstream: Any = None, eps: float 
     finite = [numerical_grad(loss(i), a, eps) for i, a in enumerate(arrays)]
     for i, (ge, gt, gf) in enumerate(zip(grads.ext, grads.torch, finite)):
         if not quiet:
-            print(f"input {i}: ext    {np.array2string(ge, precision=6)}")
-            print(f"         torch  {np.array2string(gt, precision=6)}")
-            print(f"         finite {np.array2string(gf, precision=6)}")
+            for label, g in ((f"input {i}: ext    ", ge), ("         torch  ", gt),
+                             ("         finite ", gf)):
+                print(label + np.array2string(g, precision=6, prefix=label))
         _close(ge, gt, f"gradient of input {i} (ext vs torch)", 1e-7, 1e-9)
         _close(ge, gf, f"gradient of input {i} (ext vs finite differences)", 1e-5, 1e-6)
     print(f"✓ ext, torch and finite differences agree (upstream gradient {_short(v)})")
@@ -345,7 +345,7 @@ def _upstream(shape: tuple) -> np.ndarray:
 
 
 def _short(v: np.ndarray) -> str:
-    return np.array2string(v, precision=3, threshold=6)
+    return " ".join(np.array2string(v, precision=3, threshold=6).split())
 
 
 # --------------------------------------------------------------------------- graphs and order
