@@ -311,7 +311,7 @@ def load_tool(name):
 
 
 @pytest.mark.ext_only
-def test_gradflow_of_seed_000_exercise_3_shows_vanishing_gradients(tmp_path):
+def test_gradflow_of_a_deep_sigmoid_network_shows_vanishing_gradients(tmp_path):
     # The committed picture comes from this function (tools/gradflow_vanishing.py).
     flow = load_tool("gradflow_vanishing").draw(tmp_path / "gradflow.png")
     means = [flow.latest[f"layers.{i}.weight"][0] for i in range(20)]
@@ -478,3 +478,17 @@ def test_importing_hooks_and_viz_does_not_import_torch():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.ext_only
+def test_cuda_check_compares_every_pack_case_across_devices():
+    # tools/cuda_check.py runs on a GPU machine; here the same comparison runs CPU against CPU,
+    # so the tool stays runnable: every pack case, its Function classes through apply, its
+    # masks on the input's device
+    tool = load_tool("cuda_check")
+    results = {name: tool.run_case(case, "cpu") for name, case in tool.cases.PACK.items()}
+    assert len(results) == len(tool.cases.PACK) > 30
+    assert {status for status, _ in results.values()} == {"ok"}, results
+    assert results["AddMul"][1] == "1 output(s), 3 gradient(s)"
+    if not torch.cuda.is_available():
+        assert tool.main([]) == 2
