@@ -97,6 +97,8 @@ def side_by_side(print_fn: Callable[..., None] | None = None) -> bool:
     out(EXAMPLE)
     out(table)
     out("Both engines agree." if agree else "The engines differ where marked 'no'.")
+    out("How this graph is built and run backward, step by step on both engines: "
+        "`python -m ext tutorials`.")
     return agree
 
 

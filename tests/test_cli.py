@@ -102,6 +102,7 @@ def test_python_m_ext_runs_the_example_then_the_quick_parity_run():
     out = subprocess.run([sys.executable, "-m", "ext"], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout[-3000:]
     assert "Both engines agree." in out.stdout
+    assert "python -m ext tutorials" in out.stdout  # where a learner goes next
     assert "tensor([42.])" in out.stdout and "tensor([28.])" in out.stdout
     assert "ext::autograd::AccumulateGrad" in out.stdout
     assert "torch::autograd::AccumulateGrad" in out.stdout

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 import sys
+import textwrap
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -261,7 +262,8 @@ def _own_words(message: str) -> str:
 def claim(common: str, actual: str, check: Callable[[Any], bool]) -> None:
     """A box: "a common claim is ``common``; torch does ``actual``", then the proof: ``check(T)``
     must return True on torch and on ext."""
-    lines = [f"A common claim: {common}", f"What torch does: {actual}"]
+    lines = (textwrap.wrap(f"A common claim: {common}", 88, subsequent_indent="  ")
+             + textwrap.wrap(f"What torch does: {actual}", 88, subsequent_indent="  "))
     width = max(len(line) for line in lines)
     print("┌" + "─" * (width + 2) + "┐")
     for line in lines:
