@@ -11,6 +11,7 @@ Jupyter and in tests/test_tutorials.py.
 from __future__ import annotations
 
 import os
+import shutil
 from importlib import metadata
 from pathlib import Path
 
@@ -81,12 +82,30 @@ html_title = f"ext {release}".strip()
 html_theme_options = {
     "description": "PyTorch's autograd rebuilt over NumPy, and a pack of custom Functions "
                    "that run on both engines",
-    "page_width": "1200px",  # two graph pictures side by side
+    "page_width": "1340px",  # two graph pictures side by side; 100-column code
     "sidebar_width": "240px",
+    "body_max_width": "none",
 }
 html_show_sourcelink = False
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
+
+# MathJax from the build itself, not a CDN: the site is read offline as often as not. One file
+# of MathJax 3 (its SVG output, fonts included) comes from the sphinx-mathjax-offline package,
+# which ships MathJax's files; its own extension would copy all 24 MB of them.
+MATHJAX = "mathjax/tex-svg.js"
+mathjax_path = MATHJAX
+
+
+def _copy_mathjax(app, exception) -> None:
+    """Put MathJax's one file where ``mathjax_path`` points, once the pages are written."""
+    if exception is not None:
+        return
+    source = metadata.distribution("sphinx-mathjax-offline").locate_file(
+        f"sphinx-mathjax-offline/static/{MATHJAX}")
+    target = Path(app.outdir) / "_static" / MATHJAX
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
 
 
 def _depend_on_the_engine(app, docname: str, source: list[str]) -> None:
@@ -137,5 +156,6 @@ def _page_in_linked_folder(path: Path) -> str | None:
 
 def setup(app):
     app.connect("source-read", _depend_on_the_engine)
+    app.connect("build-finished", _copy_mathjax)
     # before Sphinx's collectors (priority 500) gather the downloads of the page
     app.connect("doctree-read", _links_through_the_symlinks, priority=400)
