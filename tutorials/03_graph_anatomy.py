@@ -303,6 +303,29 @@ claim("a leaf is a tensor we create ourselves; a computed tensor is never a leaf
       computed_can_be_a_leaf)
 
 # %% [markdown]
+# A tensor carries one more flag that is easy to take for the leaf flag: whether it is a
+# *view*, a tensor that shares its memory with another one (`x.view(2)`, `x[0]`), which
+# `t._is_view()` reports. The two flags answer different questions. A view of a leaf that
+# requires a gradient is recorded like any operation, so it is a view and not a leaf; the same
+# view taken under `no_grad` is a view and a leaf.
+
+
+# %%
+def views_and_leaves_are_independent(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    recorded = x.view(2)
+    with T.no_grad():
+        unrecorded = x.view(2)
+    return (x.is_leaf and not x._is_view()
+            and recorded._is_view() and not recorded.is_leaf
+            and unrecorded._is_view() and unrecorded.is_leaf)
+
+
+claim("the view flag a tensor carries says whether it is a leaf.",
+      "they are independent: x.view(2) is a view and no leaf; under no_grad it is both.",
+      views_and_leaves_are_independent)
+
+# %% [markdown]
 # A non-leaf's gradient is passed along during backward but not stored (call `retain_grad()`
 # on it first if you want it kept). Reading `c.grad` afterwards gives `None`, and a warning
 # says why. `both_warn` checks that both engines warn alike.

@@ -332,10 +332,39 @@ grad3(worked_formula, [2.0], [3.0])
 
 # %% [markdown]
 # Backward starts at `PowBackward0`, the node of the last operation. There is no `SumBackward0`:
-# we never called `sum()`, and `backward()` needs no sum for an output of one element. (With
-# the upstream gradient 1.5 of `grad3`, the gradients are $1.5 \times 42 = 63$ and
-# $1.5 \times 28 = 42$.) Hand computations of this example are easy to get wrong by a factor
-# of two:
+# we never called `sum()`, and `backward()` needs no sum for an output of one element. Tables
+# that trace this example step by step sometimes begin with a sum node anyway; listing the
+# graph's nodes settles it.
+
+
+# %%
+def graph_names(root):
+    """The names of the nodes reachable from ``root``, each once (a loop, no recursion)."""
+    names, stack, seen = [], [root], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.append(node.name())
+        stack.extend(nxt for nxt, _ in node.next_functions)
+    return names
+
+
+def starts_at_pow(T):
+    x, y, loss = worked(T)
+    names = graph_names(loss.grad_fn)
+    return names[0] == "PowBackward0" and not any(n.startswith("Sum") for n in names)
+
+
+claim("backward of this loss begins at a SumBackward node that passes on the gradient 1.",
+      "no sum was taken, so the graph has no such node: backward begins at PowBackward0.",
+      starts_at_pow)
+
+# %% [markdown]
+# With the upstream gradient 1.5 of `grad3` above, the gradients were $1.5 \times 42 = 63$
+# and $1.5 \times 28 = 42$. Hand computations of this example are easy to get wrong by a
+# factor of two:
 
 
 # %%

@@ -307,6 +307,27 @@ def nothing_saved(T):
 both(nothing_saved)
 
 # %% [markdown]
+# So "backward frees the graph" is shorthand. Backward without `retain_graph` releases what the
+# nodes saved, not the nodes: they stay reachable from `y.grad_fn`, edges and all, until the
+# last reference to the graph goes (as in the previous section).
+
+
+# %%
+def nodes_survive_backward(T):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x.pow(2).sum()
+    pow_node = y.grad_fn.next_functions[0][0]
+    y.backward()
+    saved_gone = caught(lambda: pow_node._saved_self) is not None
+    return (y.grad_fn.name() == "SumBackward0" and y.grad_fn.next_functions[0][0] is pow_node
+            and pow_node.next_functions[0][0].variable is x and saved_gone)
+
+
+claim("backward without retain_graph=True frees the graph's nodes",
+      "it frees only what the nodes saved; the nodes and their edges stay while y is alive",
+      nodes_survive_backward)
+
+# %% [markdown]
 # ## `retain_graph=True` keeps them
 #
 # Pass `retain_graph=True` and backward leaves the saved tensors in place, so you can call it

@@ -160,6 +160,28 @@ claim("backward(retain_grad=True) keeps every intermediate gradient",
       backward_has_no_retain_grad)
 
 # %% [markdown]
+# `retain_grad` is easily confused with `retain_graph`, an argument of `backward` met in the
+# next section. The first keeps one tensor's gradient; only the second keeps the graph (the
+# tensors its nodes saved) for another backward. A tensor that retains its gradient does not
+# keep the graph alive: a second backward fails as it would without it.
+
+
+# %%
+def retain_grad_keeps_no_graph(T):
+    x = T.tensor([1.0], requires_grad=True)
+    y = x * x
+    y.retain_grad()
+    z = y * 3
+    z.backward()
+    error = caught(z.backward)  # the error raised, as text (None if none)
+    return y.grad.item() == 3.0 and error is not None and "second time" in error
+
+
+claim("retain_grad() keeps the graph, so backward can run through it again",
+      "it keeps only that tensor's .grad; backward(retain_graph=True) is what keeps the graph",
+      retain_grad_keeps_no_graph)
+
+# %% [markdown]
 # ## Gradients three ways
 #
 # Before going further, a check that the gradients these engines compute are right. `grad3`
@@ -199,6 +221,27 @@ def accumulate(T):
 
 
 both(accumulate)
+
+# %% [markdown]
+# Sketches of the node that accumulates often write `grad = grad + new`, which would make a new
+# tensor at every backward and leave a reference kept earlier at its old value. The engines
+# add in place instead (except under `create_graph=True`, met at the end of this page, where
+# the addition itself must be recorded), so a kept reference sees the sum.
+
+
+# %%
+def accumulates_in_place(T):
+    x = T.tensor([1.0], requires_grad=True)
+    y = x**2
+    y.backward(retain_graph=True)
+    kept = x.grad  # holds 2
+    y.backward()
+    return x.grad is kept and kept.item() == 4.0
+
+
+claim("accumulating makes a new .grad tensor, so one kept from an earlier backward is unchanged",
+      "the sum is written into the same tensor, so the kept reference now reads 4",
+      accumulates_in_place)
 
 # %% [markdown]
 # The second call above did not pass `retain_graph=True`, so the graph is spent. Zeroing the

@@ -291,6 +291,24 @@ both_raise(lambda T: train_on_features(T, multiply), RuntimeError)
 both(lambda T: train_on_features(T, add))
 
 # %% [markdown]
+# So an inference tensor is not shut out of autograd altogether once its block has ended. It
+# may enter a recorded computation, and gradients flow past it to the tensors that need them,
+# as long as no node has to keep it for backward.
+
+
+# %%
+def gradient_flows_past_it(T):
+    w = T.tensor([1.0, 2.0], requires_grad=True)
+    total = add(w, features(T)).sum()  # features(T) is an inference tensor
+    total.backward()
+    return total.grad_fn is not None and w.grad.tolist() == [1.0, 1.0]
+
+
+claim("a tensor made under inference_mode can never be used in a recorded computation later",
+      "it can when no node must save it: w + f is recorded and w gets its gradient; w * f raises",
+      gradient_flows_past_it)
+
+# %% [markdown]
 # Making it require grad, or changing it in place outside the mode, fails too. The way out is
 # the one the first message gives: `clone()` it into a normal tensor.
 

@@ -29,7 +29,7 @@
 
 # %%
 import numpy as np
-from sidebyside import both, both_raise, check_exercise, claim, grad3, graphs, torch_only
+from sidebyside import both, both_raise, caught, check_exercise, claim, grad3, graphs, torch_only
 
 # %% [markdown]
 # ## What a node saves
@@ -219,6 +219,28 @@ def update_under_no_grad(T):
 
 
 both(update_under_no_grad)
+
+# %% [markdown]
+# Such a write breaks only the graphs that saved the leaf. In the example above, `y = x + 2`
+# saved nothing (the derivative of an addition does not depend on its inputs), so after `x` is
+# changed under `no_grad`, `y.backward()` still runs; `x * x`, which saved `x`, fails the
+# version check.
+
+
+# %%
+def only_saved_tensors_are_checked(T):
+    x = T.tensor([1.0], requires_grad=True)
+    added, squared = x + 2, x * x  # x * x saves x; x + 2 saves nothing
+    with T.no_grad():
+        x.add_(1)
+    added.backward()
+    error = caught(squared.backward)  # the error raised, as text (None if none)
+    return x.grad.item() == 1.0 and error is not None and "inplace operation" in error
+
+
+claim("once x has been changed in place, backward through y = x + 2 fails the version check",
+      "only saved tensors are checked: x + 2 saved none, so it runs; x * x saved x and raises",
+      only_saved_tensors_are_checked)
 
 # %% [markdown]
 # Back with grad mode on, writing into a slice of such a leaf is refused too: the slice is a

@@ -87,7 +87,7 @@ def mse(T, layers, h, y):
 #   increases, so that autograd can notice later if a saved tensor was overwritten), and they
 #   can be fed into a graph afterwards;
 # - under `T.inference_mode()` even that bookkeeping is skipped. The results are *inference
-#   tensors*, with no version counter, and they can never take part in autograd later.
+#   tensors*, with no version counter, and autograd refuses to save them for a later backward.
 #
 # Notice in the output: no `grad_fn` in either mode, a version counter (0) under `no_grad`, and
 # `is_inference()` true only under `inference_mode`.
@@ -310,6 +310,29 @@ def same_bytes_either_way(T):
 claim("checkpointing each Linear layer on its own keeps its activations out of memory",
       "a Linear layer saves only its input, and so does a checkpoint around it: same bytes",
       same_bytes_either_way)
+
+# %% [markdown]
+# The same pattern hides a worse trap when `use_reentrant` is left out. The default is still
+# the older *reentrant* variant, which passes gradients only to the checkpoint's tensor
+# arguments. Around the first layer, that argument is the data, which needs no gradient: the
+# output then needs none either, and the layer's weights get no gradient at all, with nothing
+# but a warning to say so.
+
+
+# %%
+def default_variant_starves_the_layer(T):
+    first, second = mlp(T)[:2]
+    x = T.tensor(X, dtype=T.float32)  # data: requires_grad=False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # no use_reentrant; no input requires grad
+        h = T.utils.checkpoint.checkpoint(first, x)
+    second(h).sum().backward()
+    return not h.requires_grad and first.weight.grad is None and second.weight.grad is not None
+
+
+claim("wrapping a layer in checkpoint() only changes memory: its weights train as before",
+      "by default (use_reentrant=True) on an input that needs no grad, its weights get no gradient",
+      default_variant_starves_the_layer)
 
 # %% [markdown]
 # Two more rules of thumb you will meet, and what they mean. "Memory $O(\sqrt{n})$": for $n$
