@@ -81,3 +81,11 @@ __version__ = "0.1.0"
 from . import nn
 from . import optim
 from . import utils  # as `import torch` loads torch.utils.checkpoint
+from ._torch_import import after_torch_import as _after_torch_import
+
+
+def _load_bridge() -> None:
+    from . import compat  # noqa: F401  (prepares every Function's torch twin)
+
+
+_after_torch_import(_load_bridge)

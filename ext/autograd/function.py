@@ -11,6 +11,7 @@ import functools
 import inspect
 import sys
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -298,6 +299,8 @@ class Function(metaclass=FunctionMeta):
         if "backward" in cls.__dict__ and "vjp" in cls.__dict__:
             raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is "
                                "not allowed. You should only implement one of them.")
+        for hook in ON_DEFINE:
+            hook(cls)
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
@@ -473,6 +476,10 @@ def _returned_input(t: Tensor, name: str) -> Tensor:
 
 
 _BRIDGE: list = []
+# Called with each Function subclass as it is defined. The bridge, once loaded, makes the class's
+# torch twin here: a first call inside torch.compile must find it made, since dynamo cannot trace
+# the making of a class.
+ON_DEFINE: list[Callable[[type], None]] = []
 
 
 def _bridge():

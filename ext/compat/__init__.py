@@ -25,7 +25,10 @@ Class attributes of the Function that the bridge reads (no torch decorators on e
   and forward runs with autocast off (torch's ``custom_fwd(cast_inputs=...)``); None (default)
   runs forward under the ambient autocast state; backward always runs under forward's state.
 
-Importing ``ext`` never imports this module's torch: it is loaded on the first torch call.
+Importing ``ext`` never imports this module's torch: it is loaded when torch is imported (with
+``ext`` or after it, see ``ext._torch_import``), and then makes the default torch class of every
+Function defined so far and of each one defined later (``prepare``), so that a Function's first
+call may come inside ``torch.compile(fullgraph=True)``: dynamo cannot trace the making of a class.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import Any
 
 import torch
 
+from ..autograd import function as _function
 from ..autograd.function import Function, bind_arguments
 
 __all__ = ["to_torch", "apply"]
@@ -382,3 +386,31 @@ def _make_func(fn: type, backward) -> type:
 
         namespace["jvp"] = staticmethod(jvp_func)
     return type(fn.__name__, (torch.autograd.Function,), namespace)
+
+
+# ---------------------------------------------------------------------------------- prepare
+def prepare(fn: type) -> None:
+    """Make ``fn``'s default torch class now, outside any compiled region. A Function whose class
+    cannot be made is left to its first call, which raises the reason there."""
+    try:
+        to_torch(fn)
+    except Exception:  # (the same error comes back, with its call, at the first apply)
+        return
+
+
+def _prepare_all() -> None:
+    """Prepare every Function defined so far, and have each one defined from now on prepared."""
+    stack = [Function]
+    while stack:
+        for sub in stack.pop().__subclasses__():
+            prepare(sub)
+            stack.append(sub)
+    _function.ON_DEFINE.append(prepare)
+    if not _function._BRIDGE:
+        _function._BRIDGE.append(apply)
+    if not _function._TORCH_TENSOR:
+        _function._TORCH_TENSOR.append(torch.Tensor)
+
+
+_prepare_all()
+
