@@ -1,19 +1,22 @@
 """The ``python -m ext`` command line.
 
-    python -m ext                  the side-by-side example, then ``parity --quick``
+    python -m ext [-v]             the side-by-side example, then ``parity --quick``
     python -m ext example          one program run on ext and on torch, side by side
-    python -m ext parity           ext.testing's checklist on every op of the registry
+    python -m ext parity [-v]      ext.testing's checklist on every op of the registry: counts
+                                   and failures (-v/--verbose: the table of every case)
     python -m ext graph NAME       the backward graph of an example (or ``-e EXPR``) to a file
     python -m ext bench            the benchmarks of a checkout, with their ext/torch ratios
     python -m ext tutorials [N]    the walkthroughs: list them, or run walkthrough N
 
 Exit status: 0 when everything agrees, 1 when something differs (a parity mismatch, the example
-disagreeing), 2 for bad usage (an unknown command, example or option).
+disagreeing), 2 for bad usage (an unknown command, example or option, a missing output folder),
+3 when a system tool is missing (Graphviz's ``dot``, to draw a graph as a picture).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -21,6 +24,7 @@ import re
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -74,7 +78,7 @@ def side_by_side(print_fn: Callable[..., None] | None = None) -> bool:
 
     import ext
 
-    console = Console(width=max(Console().width, 110))
+    console = Console(width=max(Console().width, 120))
     out = print_fn or console.print
     try:
         torch = importlib.import_module("torch")
@@ -83,8 +87,8 @@ def side_by_side(print_fn: Callable[..., None] | None = None) -> bool:
     ext_rows = run_example(ext)
     torch_rows = run_example(torch) if torch is not None else [(n, "(torch not installed)")
                                                                for n, _ in ext_rows]
-    table = Table(title="loss = (x*y + 1)**2 at x = 2, y = 3", show_lines=True)
-    table.add_column("")
+    table = Table(title="loss = (x*y + 1)**2 at x = 2, y = 3")
+    table.add_column("", no_wrap=True)
     table.add_column("ext", style="cyan", no_wrap=True)
     table.add_column("torch", style="magenta", no_wrap=True)
     table.add_column("same")
@@ -92,7 +96,9 @@ def side_by_side(print_fn: Callable[..., None] | None = None) -> bool:
     for (name, e), (_, t) in zip(ext_rows, torch_rows):
         same = torch is not None and _normalise(e, "ext") == _normalise(t, "torch")
         agree &= same
-        table.add_row(name, e, t, "yes" if same else "no")
+        # (rules around the multi-line graph row only: the table stays short)
+        table.add_row(name, e, t, "yes" if same else "no",
+                      end_section=name in ("loss.grad_fn.name()", "graph"))
     out("[bold]The program[/bold], written once against the torch API (T is ext or torch):")
     out(EXAMPLE)
     out(table)
@@ -103,10 +109,46 @@ def side_by_side(print_fn: Callable[..., None] | None = None) -> bool:
 
 
 # ---------------------------------------------------------------------------------- parity
+@contextlib.contextmanager
+def _harness_warnings():
+    """Collect the warnings the checks raise (a list of ``warnings.WarningMessage``) instead of
+    letting them print, and mute torch.func's C++ notice that a vmap falls back to a slow loop
+    (printed on stderr, out of Python's reach: a note on speed, not a finding)."""
+    torch = sys.modules.get("torch")
+    functorch = getattr(getattr(torch, "_C", None), "_functorch", None)
+    fallback_switch = getattr(functorch, "_set_vmap_fallback_warning_enabled", None)
+    if fallback_switch is not None:
+        fallback_switch(False)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            yield caught
+    finally:
+        if fallback_switch is not None:
+            fallback_switch(True)
+
+
+def _checked_nothing(report) -> bool:
+    return not any(status in ("pass", "fail") for status, _ in report.results.values())
+
+
+def _wide_table(table):
+    """A parity table that fits 120 columns with every head whole: no vertical rules, and each
+    column at least as wide as its head (rich otherwise cuts heads to one letter and "…")."""
+    from rich import box
+
+    table.box, table.padding, table.show_edge = box.SIMPLE_HEAD, (0, 0), False
+    for column in table.columns:
+        column.min_width = len(str(column.header))
+    return table
+
+
 def parity(quick: bool = False, json_path: str | None = None, kind: str = "all",
-           keyword: str | None = None, backend: str = "aot_eager") -> int:
-    """Run ext.testing over the registry's cases with a progress bar; print the table and what
-    failed; 0 when every case passes, 1 otherwise."""
+           keyword: str | None = None, backend: str = "aot_eager",
+           verbose: bool = False) -> int:
+    """Run ext.testing over the registry's cases with a progress bar and print a summary: the
+    counts, each failure, the cases that checked nothing and the warnings the checks raised
+    (``verbose``: the table of every case and check, and each warning's text); 0 when no case
+    fails, 1 otherwise."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -120,29 +162,59 @@ def parity(quick: bool = False, json_path: str | None = None, kind: str = "all",
         console.print(f"[red]no parity case matches {keyword!r}[/red]")
         return 2
     started = time.perf_counter()
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
+    raised: dict[str, list[str]] = {}  # each distinct warning's text -> the cases that raised it
+    with _harness_warnings() as caught, Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), console=console, transient=True,
+            disable=not console.is_terminal) as bar:
         task = bar.add_task("parity", total=len(selected))
 
         def advance(case, report) -> None:
+            for message in caught:
+                text = f"{message.category.__name__}: {message.message}"
+                raised.setdefault(text, []).append(case.name)
+            caught.clear()
             bar.update(task, advance=1, description=f"parity {case.name}")
 
         reports = run_parity(selected, quick=quick, compile_backend=backend, on_case=advance)
     seconds = time.perf_counter() - started
     failed = [r for r in reports if not r.ok]
+    empty = [r.name for r in reports if r.ok and _checked_nothing(r)]
     what = "quick: compile skipped" if quick else f"compile with {backend}"
-    console.print(report_table(reports, title=f"parity with torch ({what})"))
+    title = f"parity with torch ({what})"
+    if verbose:
+        console.print(_wide_table(report_table(reports, title=title)))
+    else:
+        console.print(title)
     for report in failed:
         console.print(f"[bold red]{report.name}[/bold red] ({report.op}):")
         for check, detail in report.failures().items():
             console.print(f"  {check}: {detail}", markup=False, highlight=False)
-    console.print(f"{len(reports)} cases over {len({r.op for r in reports})} ops, "
-                  f"{len(failed)} failed, in {seconds:.1f} s")
+    counts = (f"{len(reports)} cases over {len({r.op for r in reports})} ops: "
+              f"{len(reports) - len(failed) - len(empty)} passed, {len(failed)} failed")
+    if empty:
+        counts += f", {len(empty)} checked nothing ({', '.join(empty)})"
+    console.print(f"{counts}, in {seconds:.1f} s", markup=False, highlight=False)
+    if raised and verbose:
+        console.print(f"{len(raised)} distinct warning(s) raised while checking:")
+        for text, names in raised.items():
+            console.print(f"  {', '.join(dict.fromkeys(names))}: {text}", markup=False,
+                          highlight=False)
+    elif raised:
+        names = ", ".join(dict.fromkeys(n for ns in raised.values() for n in ns))
+        console.print(f"{len(raised)} warning(s) raised while checking {names} "
+                      "(--verbose shows them)", markup=False, highlight=False)
+    if not verbose:
+        console.print("Every case and check in a table: `python -m ext parity --verbose`.",
+                      markup=False, highlight=False)
     if json_path:
         data = report_json(reports, quick)
         data["seconds"] = round(seconds, 1)
+        data["checked_nothing"] = empty
+        data["warnings"] = [{"warning": text, "cases": list(dict.fromkeys(names))}
+                            for text, names in raised.items()]
         Path(json_path).write_text(json.dumps(data, indent=1, default=str))
-        console.print(f"report written to {json_path}")
+        console.print(f"report written to {json_path}", markup=False)
     return 1 if failed else 0
 
 
@@ -163,15 +235,69 @@ def _example_graphs() -> dict[str, tuple[str, str]]:
     }
 
 
+# The commands that install Graphviz, named when `dot` is missing (exit status 3).
+INSTALL_GRAPHVIZ = ("apt-get install graphviz (Debian, Ubuntu), brew install graphviz (macOS) or "
+                    "conda install graphviz")
+
+
+def _leaf_names(scope: dict, T) -> dict:
+    """Names for the leaves of a program's graph on engine ``T``: its tensors that require grad,
+    by variable name, and its modules' parameters as ``name.parameter`` (first name wins)."""
+    names: dict = {}
+    seen: set[int] = set()
+
+    def add(name: str, t) -> None:
+        if t.requires_grad and t.grad_fn is None and id(t) not in seen:
+            seen.add(id(t))
+            names[name] = t
+
+    for key, value in scope.items():
+        if isinstance(value, T.Tensor):
+            add(key, value)
+        elif isinstance(value, T.nn.Module):
+            for pname, param in value.named_parameters():
+                add(f"{key}.{pname}", param)
+    return names
+
+
+def _output_path(output: str, console) -> tuple[Path, str] | None:
+    """The file ``graph`` writes and its format, from ``-o``; None (after saying why) when the
+    folder is missing or the suffix names no format. No suffix means SVG, and it says so."""
+    import graphviz
+
+    path = Path(output)
+    if path.is_dir():
+        console.print(f"graph: -o {output} is a folder; give a file name such as "
+                      f"{path / 'graph.svg'}", markup=False)
+        return None
+    folder = path.parent
+    if not folder.is_dir():
+        console.print(f"graph: the folder {folder} does not exist; create it first or choose "
+                      "another -o", markup=False)
+        return None
+    fmt = path.suffix.lstrip(".").lower()
+    if not fmt:
+        path = path.with_name(path.name + ".svg")
+        console.print(f"graph: -o {output} has no suffix: writing SVG to {path}", markup=False)
+        return path, "svg"
+    if fmt != "gv" and fmt not in graphviz.FORMATS:
+        console.print(f"graph: cannot tell a format from the suffix {path.suffix!r}; use .svg, "
+                      ".png, .pdf or .dot (the DOT text)", markup=False)
+        return None
+    return path, fmt
+
+
 def graph(name: str | None, expression: str | None, output: str, engine: str,
           show_saved: bool, max_nodes: int | None) -> int:
     """Draw the graph of a named example or an expression (``T`` is the engine, ``F`` the
-    pack's functions) to ``output`` (.svg, .png, .pdf or .dot, by its suffix)."""
+    pack's functions) to ``output`` (.svg, .png, .pdf or .dot, by its suffix; none means .svg).
+    The leaves are named after the program's variables and its modules' parameters. Exit
+    status 2 for bad usage, 3 when rendering needs Graphviz's ``dot`` and it is not on PATH."""
     from rich.console import Console
 
     from .viz import GraphvizNotFound, make_dot
 
-    console = Console()
+    console = Console(soft_wrap=True)  # (paths and commands stay whole, for copying)
     examples = _example_graphs()
     if (name is None) == (expression is None):
         console.print("graph: give an example name or -e EXPRESSION (examples: "
@@ -181,6 +307,13 @@ def graph(name: str | None, expression: str | None, output: str, engine: str,
         console.print(f"graph: unknown example {name!r}; the examples are: "
                       + ", ".join(f"{n} ({what})" for n, (what, _) in examples.items()))
         return 2
+    if max_nodes is not None and max_nodes < 1:
+        console.print(f"graph: --max-nodes must be at least 1, got {max_nodes}")
+        return 2
+    target = _output_path(output, console)
+    if target is None:
+        return 2
+    path, fmt = target
     T = importlib.import_module("ext" if engine == "ext" else "torch")
     from . import functions
 
@@ -195,22 +328,23 @@ def graph(name: str | None, expression: str | None, output: str, engine: str,
         console.print(f"graph: the expression failed: {type(e).__name__}: {e}", markup=False)
         return 2
     try:
-        dot = make_dot(out, show_saved=show_saved, max_nodes=max_nodes)
+        dot = make_dot(out, params=_leaf_names(scope, T), show_saved=show_saved,
+                       max_nodes=max_nodes)
     except TypeError as e:
         console.print(f"graph: {e}", markup=False)
         return 2
-    path = Path(output)
-    fmt = path.suffix.lstrip(".") or "svg"
-    if fmt == "dot":
+    if fmt in ("dot", "gv"):
         path.write_text(dot.source)
     else:
         try:
-            written = dot.render(outfile=str(path), format=fmt, cleanup=True)
-        except GraphvizNotFound as e:
-            console.print(str(e), markup=False)
-            return 2
-        path = Path(written)
-    console.print(f"graph of {name or expression!r} on {engine} written to {path}")
+            path = Path(dot.render(outfile=str(path), format=fmt, cleanup=True))
+        except GraphvizNotFound:
+            console.print(f"graph: drawing {path.name} needs Graphviz's `dot` program, which is "
+                          f"not on PATH. Install it: {INSTALL_GRAPHVIZ}. (Without it, "
+                          "-o NAME.dot writes the graph as DOT text.)", markup=False)
+            return 3
+    console.print(f"graph of {name or expression!r} on {engine} written to {path}",
+                  markup=False)
     return 0
 
 
@@ -290,6 +424,8 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m ext", description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="with no command: the parity run's full table")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sub.add_parser("example", help="one program on ext and on torch, side by side")
     p = sub.add_parser("parity", help="ext.testing's checklist on every op of the registry")
@@ -300,6 +436,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-k", metavar="TEXT", help="only the cases whose name or op contains TEXT")
     p.add_argument("--backend", default="aot_eager",
                    help="torch.compile's backend for the compile check (default aot_eager)")
+    p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                   help="print the table of every case and check, and each warning")
     g = sub.add_parser("graph", help="draw a backward graph to a file")
     g.add_argument("name", nargs="?", help="a named example: " + ", ".join(_example_graphs()))
     g.add_argument("-e", "--expression", help="a Python expression giving a tensor (T is the "
@@ -322,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "example":
         return 0 if side_by_side() else 1
     if args.command == "parity":
-        return parity(args.quick, args.json, args.only, args.k, args.backend)
+        return parity(args.quick, args.json, args.only, args.k, args.backend, args.verbose)
     if args.command == "graph":
         return graph(args.name, args.expression, args.output, args.engine, args.show_saved,
                      args.max_nodes)
@@ -331,4 +469,5 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "tutorials":
         return tutorials(args.number)
     agree = side_by_side()
-    return max(0 if agree else 1, parity(quick=True))
+    print()
+    return max(0 if agree else 1, parity(quick=True, verbose=args.verbose))

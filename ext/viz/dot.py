@@ -135,7 +135,9 @@ class _Builder:
         self.seen: dict[int, Any] = {}
         self.custom = custom_node_types()
         self.count = 0
-        self.cut: list[str] = []
+        # The nodes max_nodes kept out, by id: drawn as named stubs, not as bare ids.
+        self.cut: dict[str, Any] = {}
+        self.cut_edges = 0
 
     def var_label(self, t: Any, name: str | None = None) -> str:
         if name is None:
@@ -190,7 +192,7 @@ class _Builder:
         if id(root) in self.seen:
             return
         if not self.enter(root):
-            self.cut.append(str(id(root)))
+            self.mark_cut(root)
             return
         body = self.dot.body
         stack = [(root, iter(root.next_functions))]
@@ -207,7 +209,7 @@ class _Builder:
                 if self.enter(child):
                     stack.append((child, iter(child.next_functions)))
                     break
-                self.cut.append(str(id(child)))
+                self.mark_cut(child)
             else:
                 stack.pop()
                 if isinstance(fn, self.custom):
@@ -231,14 +233,19 @@ class _Builder:
         for base_id, view_id in reversed(dotted):
             self.dot.edge(base_id, view_id, style="dotted")
 
+    def mark_cut(self, fn: Any) -> None:
+        self.cut[str(id(fn))] = fn
+        self.cut_edges += 1
+
     def add_note(self) -> None:
         if not self.cut:
             return
         note = "max_nodes_note"
         self.dot.node(note, f"graph cut at max_nodes={self.max_nodes}:\n"
-                            f"{len(self.cut)} input edge(s) lead to nodes not drawn",
+                            f"{self.cut_edges} input edge(s) lead to nodes not drawn",
                       fillcolor=_NOTE_COLOR, shape="note")
-        for nid in dict.fromkeys(self.cut):
+        for nid, fn in self.cut.items():
+            self.dot.node(nid, f"{type(fn).__name__}\n(not drawn)", style="dashed")
             self.dot.edge(note, nid, style="dashed")
 
 
@@ -251,7 +258,8 @@ def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
     ``params``, a dict name -> tensor), orange the saved tensors (always for custom Functions,
     for built-ins with ``show_saved``), green the outputs and dark green the base of a view
     output. ``show_attrs`` lists each node's non-tensor saved fields, cut to ``max_attr_chars``.
-    ``max_nodes`` bounds the backward nodes drawn; the cut is marked by a note node. Works on
+    ``max_nodes`` bounds the backward nodes drawn; the cut is marked by a note node pointing at
+    the nodes left out (dashed boxes that give their type, not their contents). Works on
     ext and torch graphs, before or after backward (freed saved tensors are drawn as freed).
     """
     outputs = var if isinstance(var, tuple) else (var,)
