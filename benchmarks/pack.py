@@ -93,8 +93,9 @@ def _rows(x):
 
 
 def _log1mexp_composite(x):
-    return torch.where(x > -0.6931471805599453, torch.log(-torch.expm1(x)),
-                       torch.log1p(-torch.exp(x)))
+    # log(1 - exp(-x)) for x > 0, switching at log 2
+    return torch.where(x <= 0.6931471805599453, torch.log(-torch.expm1(-x)),
+                       torch.log1p(-torch.exp(-x)))
 
 
 OPS = [
@@ -115,7 +116,7 @@ OPS = [
     ("grad_reverse", P.grad_reverse, lambda x: (-1.0 * x) + (2.0 * x).detach(), 1),
     ("grad_scale", lambda x: P.grad_scale(x, 0.5), lambda x: x * 0.5 + (x * 0.5).detach(), 1),
     # (rows of 64: the 4096 elements viewed as 64 x 64, the result flat again; safe_logsumexp
-    # as the normalizer of a log-softmax; log1mexp's input shifted below 0)
+    # as the normalizer of a log-softmax; log1mexp's input shifted above 0)
     ("sparsemax", lambda x: P.sparsemax(_rows(x)).view(-1),
      lambda x: sparsemax_composite(_rows(x)).view(-1), 1),
     ("entmax15", lambda x: P.entmax15(_rows(x)).view(-1),
@@ -126,7 +127,7 @@ OPS = [
      lambda x, w: F.rms_norm(_rows(x), (64,), w[:64], 1e-6).view(-1), 2),
     ("safe_logsumexp", lambda x: (_rows(x) - P.safe_logsumexp(_rows(x), -1, True)).view(-1),
      lambda x: (_rows(x) - torch.logsumexp(_rows(x), -1, True)).view(-1), 1),
-    ("log1mexp", lambda x: P.log1mexp(x - 6), lambda x: _log1mexp_composite(x - 6), 1),
+    ("log1mexp", lambda x: P.log1mexp(x + 6), lambda x: _log1mexp_composite(x + 6), 1),
 ]
 
 

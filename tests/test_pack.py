@@ -107,6 +107,59 @@ def test_fake_quant_masks_on_the_rounded_value_as_torch():
     assert _grad(lambda x: P.fake_quant_ste(x, *args), points, torch.float32)[:2] == [1.0, 0.0]
 
 
+# scale 0.7: torch's kernel multiplies by float32(1 / float32(0.7)), a little above 1 / 0.7, so
+# float64 midpoints round a level up where x / 0.7 in float64 would not
+_FQ = (0.7, 3, -128, 127)
+
+
+def _fq_points() -> np.ndarray:
+    """Every midpoint between levels from two below qmin to two above qmax, the clipping edges
+    (the end levels and the midpoints beyond them) with their float64 neighbours, and +-inf."""
+    scale, zero_point, qmin, qmax = _FQ
+    mids = (np.arange(qmin - 2, qmax + 3) - zero_point + 0.5) * scale
+    edges = np.array([qmin, qmax, qmin - 0.5, qmax + 0.5]) - zero_point
+    edges = edges * scale
+    return np.concatenate([mids, edges, np.nextafter(edges, math.inf),
+                           np.nextafter(edges, -math.inf), [math.inf, -math.inf]])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_fake_quant_ste_is_torchs_kernel_at_midpoints_and_clipping_edges(T, dtype):
+    values = _fq_points()
+    x = T.tensor(values, dtype=getattr(T, dtype), requires_grad=True)
+    y = P.fake_quant_ste(x, *_FQ)
+    (g,) = T.autograd.grad(y, x, T.ones_like(y))
+    xt = torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=True)
+    ref = torch.fake_quantize_per_tensor_affine(xt, *_FQ)
+    (rg,) = torch.autograd.grad(ref, xt, torch.ones_like(ref))
+    assert str(y.dtype).rsplit(".", 1)[-1] == dtype
+    np.testing.assert_array_equal(y.detach().numpy(), ref.detach().numpy())
+    np.testing.assert_array_equal(g.numpy(), rg.numpy())
+
+
+def test_fake_quant_ste_on_float64_rounds_and_masks_as_torchs_float32_kernel(T):
+    # 87.15 = (124 + 0.5) * 0.7, the midpoint above the top level (qmax - zero_point = 124):
+    # float64 x / 0.7 rounds to 124 (gradient 1), torch's kernel to 125 (clipped, gradient 0)
+    x = T.tensor([87.15, 86.8, -91.35], dtype=T.float64, requires_grad=True)
+    y = P.fake_quant_ste(x, *_FQ)
+    (g,) = T.autograd.grad(y, x, T.ones_like(y))
+    level = float(np.float32(124) * np.float32(0.7))  # a float32 level, for a float64 x
+    assert y.tolist() == [level, level, float(np.float32(-131) * np.float32(0.7))]
+    assert g.tolist() == [0.0, 1.0, 1.0]
+
+
+def test_fake_quant_ste_passes_the_gradient_on_both_end_levels_as_torch(T):
+    # at scale 0.1: x at the top level 12.7 passes and the midpoint above it (12.75) not; just
+    # below that midpoint passes. The midpoint below the bottom level (-12.85, q = -128.5) rounds
+    # half to even onto -128 and passes, as does its float64 neighbour below
+    points = [12.7, 12.75, float(np.nextafter(12.75, 0)), -12.8, -12.85,
+              float(np.nextafter(-12.85, -20))]
+    x = T.tensor(points, dtype=T.float64, requires_grad=True)
+    (g,) = T.autograd.grad(P.fake_quant_ste(x, 0.1, 0, -128, 127).sum(), x)
+    assert g.tolist() == [1.0, 0.0, 1.0, 1.0, 1.0, 1.0] == \
+        _grad(lambda x: fq_reference(x, 0.1, 0, -128, 127), points)
+
+
 def test_grad_reverse_returns_a_view_not_its_input():
     x = _x(3)
     y = P.grad_reverse(x, 2.0)
@@ -140,7 +193,8 @@ def test_swiglu_of_the_two_halves_of_one_tensor():
 # ---------------------------------------------------------------------------------- both engines
 @pytest.mark.parametrize("name", ["silu", "mish", "gelu_tanh", "hardswish", "hardsigmoid",
                                   "hardmish", "swiglu", "geglu", "clamp_masked", "round_ste",
-                                  "sign_ste", "grad_reverse", "grad_scale", "quantize"])
+                                  "sign_ste", "fake_quant_ste", "grad_reverse", "grad_scale",
+                                  "quantize"])
 def test_the_op_gives_the_same_on_the_mini_engine(name, T):
     fn, args = CASES[name].fn, CASES[name].inputs()
     inputs = [T.tensor(a.detach().numpy(), requires_grad=True) if torch.is_tensor(a) else a
@@ -200,6 +254,9 @@ def test_the_op_runs_on_meta_and_half_tensors_directly(name, where):
     (lambda: P.fake_quant_ste(torch.ones(2), 0.0, 0, 0, 255), ValueError, "scale must be "
                                                                           "positive"),
     (lambda: P.fake_quant_ste(torch.ones(2), 0.1, 0, 255, 0), ValueError, "qmin must be less"),
+    (lambda: P.fake_quant_ste(torch.ones(2), 1e39, 0, 0, 255), ValueError,
+     "scale must lie within float32's range"),
+    (lambda: P.fake_quant_ste(torch.ones(2), 1e-40, 0, 0, 255), ValueError, "as must 1 / scale"),
     (lambda: P.fake_quant_ste(torch.ones(2), 0.1, 300, 0, 255), ValueError, "zero_point"),
     (lambda: P.clamp_masked(torch.ones(2), 0.0, 1.0, "open"), ValueError, "boundary must be"),
     (lambda: P.clamp_masked(torch.ones(2)), RuntimeError, "at least one of 'min' or 'max'"),

@@ -85,7 +85,7 @@ def test_the_saved_bytes_beat_the_composites_and_match_the_natives():
     # x and the result, as torch.logsumexp
     assert saved_bytes(P.safe_logsumexp, x, 1) == out + 256 == \
         saved_bytes(torch.logsumexp, x, 1)
-    assert saved_bytes(P.log1mexp, -x.detach().abs().requires_grad_()) == out
+    assert saved_bytes(P.log1mexp, x.detach().abs().requires_grad_()) == out
 
 
 # ---------------------------------------------------------------------------------- edge points
@@ -263,27 +263,37 @@ def test_safe_logsumexp_of_a_0d_tensor_is_torchs(keepdim):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_log1mexp_gradient_is_finite_down_to_1e_8(dtype):
-    points = [-1e-8, -1e-6, -1e-3, -0.5, -math.log(2), -1.0, -30.0]
+    points = [1e-8, 1e-6, 1e-3, 0.5, math.log(2), 1.0, 30.0]
     y, g = _run(P.log1mexp, points, dtype)
     assert torch.isfinite(y).all() and torch.isfinite(g).all()
-    exact = [math.log(-math.expm1(p)) if p > -math.log(2) else math.log1p(-math.exp(p))
+    # log(1 - e^-x), by Maechler's two branches in float64; its slope 1 / expm1(x)
+    exact = [math.log(-math.expm1(-p)) if p <= math.log(2) else math.log1p(-math.exp(-p))
              for p in points]
-    slope = [-1 / math.expm1(-p) for p in points]
+    slope = [1 / math.expm1(p) for p in points]
     weights = torch.linspace(0.5, 1.5, len(points), dtype=torch.float64)
     rtol = 1e-6 if dtype == torch.float32 else 1e-12
     np.testing.assert_allclose(y.tolist(), exact, rtol=rtol)
     np.testing.assert_allclose(g.tolist(), (weights * torch.tensor(slope, dtype=torch.float64))
                                .tolist(), rtol=rtol)
     if dtype == torch.float32:  # the two-branch composite's gradient at 1e-8: nan
-        assert torch.isnan(_run(log1mexp_reference, [-1e-8], dtype)[1]).all()
+        assert torch.isnan(_run(log1mexp_reference, [1e-8], dtype)[1]).all()
 
 
-def test_log1mexp_at_zero_infinity_and_outside_its_domain():
-    y, g = _run(P.log1mexp, [0.0, -0.0, -INF, 1.0])
-    assert y[:3].tolist() == [-INF, -INF, 0.0] and torch.isnan(y[3])
-    assert g[:2].tolist() == [-INF, -INF] and g[2] == 0
-    ry, rg = _run(log1mexp_reference, [1.0])
-    assert torch.isnan(ry).all() and g[3] / 1.5 == pytest.approx(rg.item() / 0.5)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_log1mexp_at_zero_infinity_and_outside_its_domain(dtype):
+    points = [0.0, -0.0, INF, -1.0, -INF, math.nan]
+    y, g = _run(P.log1mexp, points, dtype)
+    ry, rg = _run(log1mexp_reference, points, dtype)
+    # the composite's values everywhere: -inf at either zero, -0 at +inf, nan below 0
+    torch.testing.assert_close(y, ry, equal_nan=True, rtol=0, atol=0)
+    assert y[:3].tolist() == [-INF, -INF, 0.0] and math.copysign(1, y[2]) == -1
+    assert torch.isnan(y[3:]).all()
+    # the gradient (grad_output 0.5 ... 1.5): the right limit +inf at either zero, where the
+    # composite's is nan; 0 at +inf; below 0 the composite's 1 / expm1(x), finite down to -inf
+    assert g[:3].tolist() == [INF, INF, 0.0] and torch.isnan(rg[:2]).all() and rg[2] == 0
+    torch.testing.assert_close(g[3], rg[3])
+    assert g[4] == -torch.linspace(0.5, 1.5, 6, dtype=dtype)[4] and torch.isnan(rg[4])
+    assert torch.isnan(g[5]) and torch.isnan(rg[5])
 
 
 @pytest.mark.parametrize("weight", [True, False])
@@ -334,7 +344,7 @@ ENGINE_CASES = {
     "safe_logsumexp": (lambda x: P.safe_logsumexp(x, 1), [_EDGE]),
     "safe_logsumexp_dims": (lambda x: P.safe_logsumexp(x, (0, 2), True),
                             [_rng.normal(0, 1, (2, 3, 4)).tolist()]),
-    "log1mexp": (P.log1mexp, [[-1e-8, -0.3, -0.9, -5.0, -INF, 0.0]]),
+    "log1mexp": (P.log1mexp, [[1e-8, 0.3, 0.9, 5.0, INF, 0.0]]),
 }
 
 
@@ -385,7 +395,7 @@ _DTYPE_CASES = {
     "safe_softmax": (lambda x: P.safe_softmax(x, MASK.to(x.device)), [(3, 5)]),
     "rms_norm": (P.rms_norm, [(3, 5), (5,)]),
     "safe_logsumexp": (lambda x: P.safe_logsumexp(x, -1), [(3, 5)]),
-    "log1mexp": (P.log1mexp, [(3, 5)]),
+    "log1mexp": (lambda x: P.log1mexp(-x), [(3, 5)]),  # (the inputs are below 0)
 }
 
 
@@ -433,7 +443,7 @@ _M = torch.ones(2, 3)
      r"rms_norm\(\): argument 'weight' must be a floating-point tensor"),
     (lambda: P.rms_norm(_M, None, -1.0), ValueError, "'eps' must be a non-negative number"),
     (lambda: P.rms_norm(torch.tensor(1.0)), ValueError, "at least one dimension"),
-    (lambda: P.log1mexp(torch.tensor([-1, -2])), TypeError,
+    (lambda: P.log1mexp(torch.tensor([1, 2])), TypeError,
      r"log1mexp\(\): argument 'x' must be a floating-point tensor, got int64"),
     (lambda: P.entmax15(ext.tensor([1, 2])), TypeError, "entmax15.*'x'.*int64"),
 ])

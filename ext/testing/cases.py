@@ -355,8 +355,8 @@ def _normal(g, *shape, dtype=torch.float64):
     return torch.tensor(g.standard_normal(shape), dtype=dtype, requires_grad=True)
 
 
-def _negative(g, *shape):
-    return torch.tensor(-g.uniform(1e-3, 5.0, shape), requires_grad=True)
+def _positive(g, *shape):
+    return torch.tensor(g.uniform(1e-3, 5.0, shape), requires_grad=True)
 
 
 def _target(g, n, classes, ignored=(), ignore_index=-100):
@@ -402,8 +402,9 @@ def entmax15_reference(x, dim=-1):
 
 
 def log1mexp_reference(x):
-    """log(1 - exp(x)) by the two branches that keep it accurate."""
-    return torch.where(x > -math.log(2), torch.log(-torch.expm1(x)), torch.log1p(-torch.exp(x)))
+    """log(1 - exp(-x)) by the two branches that keep it accurate (Maechler's switch at ln 2)."""
+    return torch.where(x <= math.log(2), torch.log(-torch.expm1(-x)),
+                       torch.log1p(-torch.exp(-x)))
 
 
 def masked_reference(mask, dim=-1):
@@ -521,8 +522,8 @@ PACK: dict[str, Case] = {c.name: c for c in [
     _pack("pack", "sign_ste", P.sign_ste, lambda g: (_x(g, 3, 5, low=-2, high=2),),
           lambda x: x.clamp(-1, 1) + (torch.sign(x) - x.clamp(-1, 1)).detach(), _STE),
     _pack("pack", "fake_quant_ste", P.fake_quant_ste,
-          lambda g: (torch.tensor(g.uniform(-15, 15, (4, 6)), dtype=torch.float32,
-                                  requires_grad=True), 0.1, 3, -128, 127),
+          lambda g: (torch.tensor(g.uniform(-95, 95, (4, 6)), requires_grad=True), 0.7, 3,
+                     -128, 127),
           fq_reference, {**_STE, "torch_func": "the reference has no vmap rule"}),
     _pack("pack", "grad_reverse", P.grad_reverse, lambda g: (_x(g, 3, 5), 0.7),
           lambda x, a: (-a * x) + ((1 + a) * x).detach(), _GRL),
@@ -565,7 +566,7 @@ PACK: dict[str, Case] = {c.name: c for c in [
           lambda x: P.safe_logsumexp(x, (0, -1), keepdim=True),
           lambda g: (_x(g, 3, 4, 5, low=-2, high=2),),
           lambda x: torch.logsumexp(x, (0, -1), keepdim=True)),
-    _pack("normalizers", "log1mexp", P.log1mexp, lambda g: (_negative(g, 3, 5),),
+    _pack("normalizers", "log1mexp", P.log1mexp, lambda g: (_positive(g, 3, 5),),
           log1mexp_reference),
     # cross-entropy losses (tests/test_pack_losses.py)
     _loss("cross_entropy_lse", lse_case(),

@@ -4,6 +4,9 @@ the bounds."""
 
 from __future__ import annotations
 
+import math
+import struct
+
 from ..builtin._builtin import namespace_of
 from ._base import PackFunction, documented, floating
 
@@ -11,6 +14,11 @@ __all__ = ["ClampMasked", "RoundSTE", "SignSTE", "FakeQuantSTE", "Quantize", "cl
            "round_ste", "sign_ste", "fake_quant_ste", "quantize"]
 
 _BOUNDARIES = ("pass", "block")
+
+
+def _float32(value: float) -> float:
+    """value rounded to the nearest float32 (as a C++ float(value))."""
+    return struct.unpack("f", struct.pack("f", value))[0]
 
 
 def _passing(grad, mask):
@@ -88,19 +96,30 @@ class SignSTE(PackFunction):
 
 class FakeQuantSTE(PackFunction):
     """(clamp(round(x / scale) + zero_point, qmin, qmax) - zero_point) * scale, with the gradient
-    passing where the rounded value lies in [qmin, qmax]."""
+    passing where the rounded value lies in [qmin, qmax], computed as torch's kernel does."""
 
     reference = "torch.fake_quantize_per_tensor_affine"
     double_backward = "zero almost everywhere"
-    boundary = "inclusive, on the rounded value (as torch): -12.85 at scale 0.1 passes, 12.75 not"
+    boundary = "inclusive, on the rounded value (as torch): -12.85 at scale 0.1 passes, 12.75 " \
+        "not; q = round(x * inv) with inv = float32(1 / float32(scale)), in x's precision (" \
+        "float32 for half types), ties to even"
+    nan_inf = "+inf and -inf give the qmax and qmin levels with gradient 0 (as torch); nan gives " \
+        "nan with gradient 0 (torch's kernel casts nan to int64 and gives a clamped level)"
+    autocast = "ambient; the levels are float32 (q - zero_point) * float32(scale), as torch's " \
+        "kernel, for every dtype"
     saves = "a bool mask (as torch)"
 
     @staticmethod
     def forward(ctx, x, scale, zero_point, qmin, qmax):
-        # x * (1 / scale), as torch's kernel computes it (x / scale rounds otherwise at ties)
-        rounded = (x * (1.0 / scale)).round() + zero_point
+        ns = namespace_of(x)
+        # torch's kernel: x * (1.0f / float(scale)) in float32 arithmetic (in double for a
+        # float64 x), rounded half to even; the level (q - zero_point) * float(scale) in float32
+        # for every dtype, so a float64 x gets float32 levels
+        scale32 = _float32(scale)
+        wide = x if x.dtype == ns.float64 else x.float()
+        rounded = (wide * _float32(1.0 / scale32)).round() + zero_point
         ctx.save_for_backward((rounded >= qmin) & (rounded <= qmax))
-        return (rounded.clamp(qmin, qmax) - zero_point) * scale
+        return ((rounded.clamp(qmin, qmax) - zero_point).float() * scale32).to(x.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -162,6 +181,11 @@ def fake_quant_ste(x, scale: float, zero_point: int, qmin: int, qmax: int):
     floating("fake_quant_ste", "x", x)
     if not scale > 0:
         raise ValueError(f"fake_quant_ste(): scale must be positive, got {scale}")
+    # torch's kernel takes float(scale) and 1.0f / float(scale): both must be finite and nonzero
+    scale32 = _float32(scale)
+    if scale32 == 0 or math.isinf(scale32) or math.isinf(_float32(1.0 / scale32)):
+        raise ValueError(f"fake_quant_ste(): scale must lie within float32's range, as must 1 / "
+                         f"scale (torch's kernel computes in float32), got {scale}")
     if not qmin < qmax:
         raise ValueError(f"fake_quant_ste(): qmin must be less than qmax, got qmin={qmin}, "
                          f"qmax={qmax}")

@@ -1,6 +1,6 @@
 """Stable reductions: safe_logsumexp (an all -inf row gives -inf and a zero gradient, where
-torch.logsumexp's gradient is nan) and log1mexp (log(1 - exp(x)) with a gradient that stays
-finite as x approaches 0, where the two-branch composite's is nan)."""
+torch.logsumexp's gradient is nan) and log1mexp (log(1 - exp(-x)) for x > 0, with a gradient
+that stays finite as x approaches 0, where the two-branch composite's is nan)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from .normalizers import wrap_dim
 __all__ = ["SafeLogsumexp", "Log1mexp", "safe_logsumexp", "log1mexp"]
 
 _NEG_INF = float("-inf")
-_MINUS_LN2 = -math.log(2.0)
+_LN2 = math.log(2.0)
 
 
 def _kept(t, dims: tuple):
@@ -55,30 +55,31 @@ class SafeLogsumexp(PackFunction):
 
 
 class Log1mexp(PackFunction):
-    """log(1 - exp(x)) for x < 0, by the two-branch formula (Maechler, 2012):
-    log(-expm1(x)) for x > -ln 2, log1p(-exp(x)) below."""
+    """log(1 - exp(-x)) for x > 0, by the two-branch formula (Maechler, 2012):
+    log(-expm1(-x)) for x <= ln 2, log1p(-exp(-x)) above."""
 
-    reference = "where(x > -ln2, log(-expm1(x)), log1p(-exp(x))) (its gradient is nan near 0 " \
+    reference = "where(x <= ln2, log(-expm1(-x)), log1p(-exp(-x))) (its gradient is nan near 0 " \
         "in float32)"
     double_backward = "exact"
-    boundary = "x = 0 (+0 or -0) gives -inf with gradient -inf, the left limit"
-    nan_inf = "x > 0 (outside the domain) gives nan, with the composite's finite gradient; " \
-        "x = -inf gives 0 with gradient -0; nan propagates"
-    saves = "x; backward is -grad / expm1(-x)"
+    boundary = "x = 0 (+0 or -0) gives -inf with gradient +inf, the right limit"
+    nan_inf = "x < 0 (outside the domain) gives nan, with the composite's finite gradient " \
+        "1 / expm1(x) (at x = -inf -1, where the composite's is nan); x = +inf gives -0 with " \
+        "gradient 0; nan propagates"
+    saves = "x; backward is grad / expm1(x)"
 
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
         ns = namespace_of(x)
-        return ns.where(x > _MINUS_LN2, (-x.expm1()).log(), (-x.exp()).log1p())
+        return ns.where(x <= _LN2, (-(-x).expm1()).log(), (-(-x).exp()).log1p())
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        # d/dx log(1 - e^x) = -e^x / (1 - e^x) = -1 / expm1(-x): finite for every x < 0; at
-        # x = 0 (either sign of zero) the left limit -inf, so the zero divided by is +0
-        d = (-x).expm1()
-        return -grad / namespace_of(d).where(d == 0, 0.0, d)
+        # d/dx log(1 - e^-x) = e^-x / (1 - e^-x) = 1 / expm1(x): finite for every x > 0; at
+        # x = 0 (either sign of zero) the right limit +inf, so the zero divided by is +0
+        d = x.expm1()
+        return grad / namespace_of(d).where(d == 0, 0.0, d)
 
 
 @documented(SafeLogsumexp)
@@ -101,6 +102,6 @@ def safe_logsumexp(x, dim, keepdim: bool = False):
 
 @documented(Log1mexp)
 def log1mexp(x):
-    """log(1 - exp(x)) for x < 0, with a finite gradient as x approaches 0."""
+    """log(1 - exp(-x)) for x > 0, with a finite gradient as x approaches 0."""
     floating("log1mexp", "x", x)
     return Log1mexp.apply(x)
