@@ -85,9 +85,18 @@ def test_import_ext_prepares_the_bridge_only_once_torch_is_imported():
             "assert type(torch.__loader__).__name__ == 'SourceFileLoader'\n"
             "class Later(ext.autograd.Function):\n"
             "    @staticmethod\n"
-            "    def forward(ctx, x):\n"
+            "    def forward(x):\n"
             "        return x * 3\n"
+            "    @staticmethod\n"
+            "    def setup_context(ctx, inputs, output):\n"
+            "        ctx.k = 3\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, g):\n"
+            "        return g * ctx.k\n"
             "assert Later in C._DEFAULT\n"
+            "x = torch.ones(2, requires_grad=True)\n"
+            "Later.apply(x).sum().backward()\n"
+            "assert x.grad.tolist() == [3.0, 3.0]\n"
             "print('ok')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)

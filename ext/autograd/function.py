@@ -219,6 +219,12 @@ def _custom_node_repr(node) -> str:
     return f"<ext.autograd.function.{type(node).__name__} object at {hex(id(node))}>"
 
 
+# Called with each Function subclass as it is defined. The bridge, once loaded, makes the class's
+# torch twin here: a first call inside torch.compile must find it made, since dynamo cannot trace
+# the making of a class.
+ON_DEFINE: list[Callable[[type], None]] = []
+
+
 class FunctionMeta(type):
     """Creates each custom Function's node class (``<ClassName>Backward``) when the Function is
     made. A class that made its own node class as it was created (the built-ins do, in
@@ -230,6 +236,9 @@ class FunctionMeta(type):
             # (torch makes a custom Function's node class in torch.autograd.function)
             cls._backward_cls = type(f"{name}Backward", (BackwardCFunction,), {
                 "_forward_cls": cls, "__module__": cls.__module__, "__repr__": _custom_node_repr})
+        # (last: a built-in's __init_subclass__ has planned its saves and setup_context by now)
+        for hook in ON_DEFINE:
+            hook(cls)
 
 
 def bind_arguments(fn, args: tuple, kwargs: dict, skip_ctx: bool) -> tuple:
@@ -299,8 +308,6 @@ class Function(metaclass=FunctionMeta):
         if "backward" in cls.__dict__ and "vjp" in cls.__dict__:
             raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is "
                                "not allowed. You should only implement one of them.")
-        for hook in ON_DEFINE:
-            hook(cls)
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
@@ -476,10 +483,6 @@ def _returned_input(t: Tensor, name: str) -> Tensor:
 
 
 _BRIDGE: list = []
-# Called with each Function subclass as it is defined. The bridge, once loaded, makes the class's
-# torch twin here: a first call inside torch.compile must find it made, since dynamo cannot trace
-# the making of a class.
-ON_DEFINE: list[Callable[[type], None]] = []
 
 
 def _bridge():
