@@ -39,8 +39,7 @@ def _cases(names: list[str]) -> list:
     found = []
     for name in names:
         case = by_name[name]
-        fn = case.fn.apply if isinstance(case.fn, type) else case.fn
-        found.append((name, fn, case.inputs(), case.skip))
+        found.append((name, case.call, case.inputs(), case.skip))
     return found
 
 

@@ -21,16 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 
 import torch  # noqa: E402
 
-from ext.functions import dropin  # noqa: E402
 from ext.testing import cases  # noqa: E402
-
-
-def _masked(device: str) -> dict:
-    """The two cases whose function closes over a CPU mask, with the mask on ``device``: a mask
-    lives where its input lives, as for torch's own masked ops."""
-    mask, row = cases.MASK.to(device), cases.ROW_MASK.to(device)
-    return {"safe_softmax_mask": lambda x: dropin.safe_softmax(x, mask),
-            "safe_softmax_dim": lambda x: dropin.safe_softmax(x, row, 0)}
 
 
 def _to(value, device: str):
@@ -57,11 +48,9 @@ def run_case(case, device: str = "cuda") -> tuple[str, str]:
     """(status, detail) of one case on ``device`` against the CPU: "ok" or "differs"."""
     cpu = case.inputs()
     gpu = tuple(_to(v, device) for v in cpu)
-    fn = case.fn.apply if isinstance(case.fn, type) else case.fn  # a Function runs by apply
     results = {}
     for where, inputs in (("cpu", cpu), ("device", gpu)):
-        call = _masked(where if where == "cpu" else device).get(case.name, fn)
-        out = _outputs(call(*inputs))
+        out = _outputs(case.call(*inputs))
         diff = [o for o in out if isinstance(o, torch.Tensor) and o.requires_grad]
         leaves = [v for v in inputs if isinstance(v, torch.Tensor) and v.requires_grad]
         grads = torch.autograd.grad(diff, leaves, [_upstream(o) for o in diff],

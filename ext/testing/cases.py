@@ -25,7 +25,7 @@ from ..functions.builtin._builtin import namespace_of
 from ..functions.builtin.nn_ops import activation as nn_activation
 from ..functions.builtin.nn_ops import normalization, sparse
 from ..functions.builtin.pointwise import arithmetic, logical, selection, unary
-from ._harness import ParityReport, check
+from ._harness import ParityReport, _callable, check
 
 F = torch.nn.functional
 
@@ -409,7 +409,12 @@ def log1mexp_reference(x):
 
 def masked_reference(mask, dim=-1):
     """torch's own safe softmax of x with the masked entries at -inf."""
-    return lambda x: torch._safe_softmax(x.masked_fill(~mask, -math.inf), dim)
+    return lambda x: torch._safe_softmax(x.masked_fill(~mask.to(x.device), -math.inf), dim)
+
+
+def masked(mask, dim=-1):
+    """The pack's safe softmax of x under ``mask``, the mask on x's device (as a user's is)."""
+    return lambda x: P.safe_softmax(x, mask.to(x.device), dim)
 
 
 _masks = np.random.default_rng(11)
@@ -467,6 +472,11 @@ class Case:
     reference: Callable | None
     skip: dict = field(default_factory=dict)
     group: str = "builtin"
+
+    @property
+    def call(self) -> Callable:
+        """``fn`` as a plain callable: a Function class runs through its ``apply``."""
+        return _callable(self.fn)
 
     def inputs(self) -> tuple:
         """Fresh inputs, the same on every call (drawn from a generator seeded by the name)."""
@@ -550,9 +560,9 @@ PACK: dict[str, Case] = {c.name: c for c in [
           lambda g: (_x(g, 5, 3, low=-2, high=2),), lambda x: entmax15_reference(x, 0)),
     _pack("normalizers", "safe_softmax", P.safe_softmax, lambda g: (_x(g, 3, 5, low=-2, high=2),),
           lambda x: torch.softmax(x, -1)),
-    _pack("normalizers", "safe_softmax_mask", lambda x: P.safe_softmax(x, MASK),
+    _pack("normalizers", "safe_softmax_mask", masked(MASK),
           lambda g: (_x(g, 3, 5, low=-2, high=2),), masked_reference(MASK), _TORCH_MASK),
-    _pack("normalizers", "safe_softmax_dim", lambda x: P.safe_softmax(x, ROW_MASK, 0),
+    _pack("normalizers", "safe_softmax_dim", masked(ROW_MASK, 0),
           lambda g: (_x(g, 5, 5, low=-2, high=2),), masked_reference(ROW_MASK, 0), _TORCH_MASK),
     _pack("normalizers", "rms_norm", P.rms_norm,
           lambda g: (_x(g, 3, 5, low=-2, high=2), _x(g, 5, low=-2, high=2)),
