@@ -1,8 +1,8 @@
 """The drop-in pack against torch: the bridge's cost per call against the same Function written as
 a torch.autograd.Function by hand, and per pack op its eager time and saved bytes against the
-native op or composite.
+native op or composite, at 4096 and at 1,048,576 float32 elements.
 
-    python benchmarks/pack.py [--write] [--repeats N]
+    python benchmarks/pack.py [--write] [--repeats N] [--only OP,OP]
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def entmax15_composite(x):
 
 
 def _rows(x):
-    return x.view(64, 64)
+    return x.view(-1, 64)
 
 
 def _log1mexp_composite(x):
@@ -101,6 +101,7 @@ def _log1mexp_composite(x):
 OPS = [
     ("silu", P.silu, F.silu, 1),
     ("mish", P.mish, F.mish, 1),
+    ("gelu", P.gelu, F.gelu, 1),
     ("gelu_tanh", P.gelu_tanh, lambda x: F.gelu(x, approximate="tanh"), 1),
     ("hardswish", P.hardswish, F.hardswish, 1),
     ("hardsigmoid", P.hardsigmoid, F.hardsigmoid, 1),
@@ -115,7 +116,7 @@ OPS = [
      lambda x: torch.fake_quantize_per_tensor_affine(x, 0.1, 0, -128, 127), 1),
     ("grad_reverse", P.grad_reverse, lambda x: (-1.0 * x) + (2.0 * x).detach(), 1),
     ("grad_scale", lambda x: P.grad_scale(x, 0.5), lambda x: x * 0.5 + (x * 0.5).detach(), 1),
-    # (rows of 64: the 4096 elements viewed as 64 x 64, the result flat again; safe_logsumexp
+    # (rows of 64: the elements viewed as n / 64 x 64, the result flat again; safe_logsumexp
     # as the normalizer of a log-softmax; log1mexp's input shifted above 0)
     ("sparsemax", lambda x: P.sparsemax(_rows(x)).view(-1),
      lambda x: sparsemax_composite(_rows(x)).view(-1), 1),
@@ -123,7 +124,7 @@ OPS = [
      lambda x: entmax15_composite(_rows(x)).view(-1), 1),
     ("safe_softmax", lambda x: P.safe_softmax(_rows(x)).view(-1),
      lambda x: torch.softmax(_rows(x), -1).view(-1), 1),
-    ("rms_norm", lambda x, w: P.rms_norm(_rows(x), w[:64]).view(-1),
+    ("rms_norm", lambda x, w: P.rms_norm(_rows(x), (64,), w[:64], 1e-6).view(-1),
      lambda x, w: F.rms_norm(_rows(x), (64,), w[:64], 1e-6).view(-1), 2),
     ("safe_logsumexp", lambda x: (_rows(x) - P.safe_logsumexp(_rows(x), -1, True)).view(-1),
      lambda x: (_rows(x) - torch.logsumexp(_rows(x), -1, True)).view(-1), 1),
@@ -131,21 +132,37 @@ OPS = [
 ]
 
 
-def ops_table(repeats: int, n: int = 4096) -> list[tuple]:
-    """Per op: fwd+bwd us (pack, reference), saved bytes (pack, reference)."""
+# the sizes timed, each with the calls per timed run
+SIZES = ((4096, 50), (1 << 20, 2))
+
+
+def _time_op(mine, ref, arity: int, n: int, calls: int, repeats: int,
+             gen: torch.Generator) -> tuple[float, float]:
+    """fwd+bwd us of the pack op and of its reference on ``arity`` inputs of n elements."""
+    xs = [torch.randn(n, generator=gen, requires_grad=True) for _ in range(arity)]
+    g = torch.randn(n, generator=gen)
+
+    def step(f):
+        def run():
+            for _ in range(calls):
+                torch.autograd.grad(f(*xs), xs, g)
+        return run
+
+    timed = interleaved({"pack": step(mine), "ref": step(ref)}, repeats)
+    return timed["pack"] / calls * 1e6, timed["ref"] / calls * 1e6
+
+
+def ops_table(repeats: int, only: set | None = None) -> list[tuple]:
+    """Per op: (name, [(pack us, reference us) per size of SIZES], saved bytes at 4096 (pack,
+    reference))."""
     rows = []
     gen = torch.Generator().manual_seed(0)
     for name, mine, ref, arity in OPS:
-        xs = [torch.randn(n, generator=gen, requires_grad=True) for _ in range(arity)]
-        g = torch.randn(n, generator=gen)
-
-        def step(f, xs=xs, g=g):
-            return lambda: torch.autograd.grad(f(*xs), xs, g)
-
-        timed = interleaved({"pack": _per_call(step(mine), 50)[0],
-                             "ref": _per_call(step(ref), 50)[0]}, repeats)
-        rows.append((name, timed["pack"] / 50 * 1e6, timed["ref"] / 50 * 1e6,
-                     saved_bytes(mine, *xs), saved_bytes(ref, *xs)))
+        if only and name not in only:
+            continue
+        times = [_time_op(mine, ref, arity, n, calls, repeats, gen) for n, calls in SIZES]
+        xs = [torch.randn(SIZES[0][0], generator=gen, requires_grad=True) for _ in range(arity)]
+        rows.append((name, times, saved_bytes(mine, *xs), saved_bytes(ref, *xs)))
     return rows
 
 
@@ -186,12 +203,34 @@ def losses_table(repeats: int, n: int = 4096, h: int = 64, v: int = 8192) -> lis
     return rows
 
 
+def _ops_lines(repeats: int, only: set | None) -> list[str]:
+    heads = " | ".join(f"{n} pack us | {n} reference us | {n} ratio" for n, _ in SIZES)
+    lines = ["Each pack op against its native op or composite, on torch: forward + backward of "
+             + " and of ".join(f"{n}" for n, _ in SIZES) + " float32 elements (random "
+             "grad_output), and the bytes saved for backward at 4096 elements (unique storages, "
+             "through saved_tensors_hooks).", "",
+             f"| op | {heads} | pack saved B | reference saved B |",
+             "|---|" + "---:|" * (3 * len(SIZES) + 2)]
+    for name, times, sm, sr in ops_table(repeats, only):
+        cells = " | ".join(f"{m:.1f} | {r:.1f} | {m / r:.2f}x" for m, r in times)
+        lines.append(f"| {name} | {cells} | {sm} | {sr} |")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="record the tables in RESULTS.md")
     parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--only", default="", help="time only these ops (comma-separated), "
+                        "skipping the bridge and the losses; not with --write")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    only = set(filter(None, args.only.split(",")))
+    if only:
+        if args.write:
+            parser.error("--only times a part of the table: it cannot be written")
+        print("\n".join(_ops_lines(max(3, args.repeats // 3), only)))
+        return
     t, b, tb, bb = bridge_overhead(args.repeats)
     lines = ["## pack: the bridge and the drop-in ops (benchmarks/pack.py)", "",
              "The bridge: `Scale.apply(x)` on a torch tensor of 16 elements (an ext Function run "
@@ -200,15 +239,8 @@ def main() -> None:
              "| call | hand-written us | bridge us | bridge / hand-written |",
              "|---|---:|---:|---:|",
              f"| forward | {t:.2f} | {b:.2f} | {b / t:.2f}x |",
-             f"| forward + backward | {tb:.2f} | {bb:.2f} | {bb / tb:.2f}x |", "",
-             "Each pack op against its native op or composite, on torch: forward + backward of "
-             "4096 float32 elements (random grad_output), and the bytes saved for backward "
-             "(unique storages, through saved_tensors_hooks).", "",
-             "| op | pack us | reference us | pack / reference | pack saved B "
-             "| reference saved B |",
-             "|---|---:|---:|---:|---:|---:|"]
-    for name, mine, ref, sm, sr in ops_table(max(3, args.repeats // 3)):
-        lines.append(f"| {name} | {mine:.1f} | {ref:.1f} | {mine / ref:.2f}x | {sm} | {sr} |")
+             f"| forward + backward | {tb:.2f} | {bb:.2f} | {bb / tb:.2f}x |", ""]
+    lines += _ops_lines(max(3, args.repeats // 3), None)
     lines += ["", "The losses: forward + backward at N=4096 rows, H=64, V=8192 classes, float32 "
               "(cross_entropy_lse on the logits; fused_linear_cross_entropy from x, weight and "
               "bias, chunks of 1024 rows), and the bytes saved for backward.", "",

@@ -191,10 +191,10 @@ def test_swiglu_of_the_two_halves_of_one_tensor():
 
 
 # ---------------------------------------------------------------------------------- both engines
-@pytest.mark.parametrize("name", ["silu", "mish", "gelu_tanh", "hardswish", "hardsigmoid",
-                                  "hardmish", "swiglu", "geglu", "clamp_masked", "round_ste",
-                                  "sign_ste", "fake_quant_ste", "grad_reverse", "grad_scale",
-                                  "quantize"])
+@pytest.mark.parametrize("name", ["silu", "mish", "gelu", "gelu_tanh", "hardswish",
+                                  "hardsigmoid", "hardmish", "swiglu", "geglu", "clamp_masked",
+                                  "round_ste", "sign_ste", "fake_quant_ste", "grad_reverse",
+                                  "grad_scale", "quantize"])
 def test_the_op_gives_the_same_on_the_mini_engine(name, T):
     fn, args = CASES[name].fn, CASES[name].inputs()
     inputs = [T.tensor(a.detach().numpy(), requires_grad=True) if torch.is_tensor(a) else a
@@ -226,10 +226,10 @@ def test_the_seed_functions_run_on_both_engines_with_their_names(T, cls, args, n
 
 
 # ---------------------------------------------------------------------------------- other dtypes
-@pytest.mark.parametrize("name", ["silu", "mish", "gelu_tanh", "hardswish", "hardsigmoid",
-                                  "hardmish", "swiglu", "geglu", "clamp_masked", "round_ste",
-                                  "sign_ste", "fake_quant_ste", "grad_reverse", "grad_scale",
-                                  "quantize"])
+@pytest.mark.parametrize("name", ["silu", "mish", "gelu", "gelu_tanh", "hardswish",
+                                  "hardsigmoid", "hardmish", "swiglu", "geglu", "clamp_masked",
+                                  "round_ste", "sign_ste", "fake_quant_ste", "grad_reverse",
+                                  "grad_scale", "quantize"])
 @pytest.mark.parametrize("where", ["meta", torch.float16, torch.bfloat16])
 def test_the_op_runs_on_meta_and_half_tensors_directly(name, where):
     fn, inputs = CASES[name].fn, CASES[name].inputs()

@@ -80,7 +80,7 @@ def test_the_saved_bytes_beat_the_composites_and_match_the_natives():
     assert saved_bytes(P.entmax15, x) == out < saved_bytes(entmax15_reference, x)
     assert saved_bytes(P.safe_softmax, x) == out == saved_bytes(torch.softmax, x, -1)
     # x and the weight (the row scale recomputed), where F.rms_norm keeps more
-    assert saved_bytes(P.rms_norm, x, w) == out + 400 < \
+    assert saved_bytes(lambda x, w: P.rms_norm(x, (100,), w), x, w) == out + 400 < \
         saved_bytes(lambda x, w: F.rms_norm(x, (100,), w, 1e-6), x, w)
     # x and the result, as torch.logsumexp
     assert saved_bytes(P.safe_logsumexp, x, 1) == out + 256 == \
@@ -305,7 +305,7 @@ def test_rms_norm_on_zero_rows_1d_and_non_contiguous_inputs_is_torchs(weight):
                  lambda: torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True),
                  lambda: base.t()[:, :3]):  # (a non-contiguous view)
         outs = []
-        for f in (lambda x: P.rms_norm(x, w, 1e-5), lambda x: F.rms_norm(x, (3,), w, 1e-5)):
+        for f in (lambda x: P.rms_norm(x, (3,), w, 1e-5), lambda x: F.rms_norm(x, (3,), w, 1e-5)):
             x = make()
             y = f(x)
             leaves = [t for t in (x, w) if t is not None]
@@ -315,20 +315,62 @@ def test_rms_norm_on_zero_rows_1d_and_non_contiguous_inputs_is_torchs(weight):
             torch.testing.assert_close(a, b)
 
 
-def test_rms_norm_of_half_inputs_keeps_their_dtype_and_is_close_to_torchs():
-    x32 = torch.tensor(_rng.normal(0, 3, (4, 64)), dtype=torch.float32)
-    w32 = torch.tensor(_rng.normal(1, 0.1, 64), dtype=torch.float32)
-    for dtype in (torch.bfloat16, torch.float16):
-        x, w = x32.to(dtype).requires_grad_(), w32.to(dtype).requires_grad_()
-        y = P.rms_norm(x, w)
-        dx, dw = torch.autograd.grad(y, (x, w), torch.ones_like(y))
-        assert y.dtype == dx.dtype == dw.dtype == dtype
-        xr, wr = x.detach().float().requires_grad_(), w.detach().float().requires_grad_()
-        yr = F.rms_norm(xr, (64,), wr, 1e-6)
-        rx, rw = torch.autograd.grad(yr, (xr, wr), torch.ones_like(yr))
-        torch.testing.assert_close(y.float(), yr, atol=2e-2, rtol=2e-2)
-        torch.testing.assert_close(dx.float(), rx, atol=2e-2, rtol=2e-2)
-        torch.testing.assert_close(dw.float(), rw, atol=0.25, rtol=2e-2)
+_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+@pytest.mark.parametrize("weight_dtype", [None, *_DTYPES])
+@pytest.mark.parametrize("eps", [None, 1e-5])
+# (torch warns that mixed dtypes take its composite path, not the fused kernel)
+@pytest.mark.filterwarnings("ignore:Mismatch dtype between input and weight")
+def test_rms_norm_gives_torchs_dtype_and_values_for_every_dtype_pair(dtype, weight_dtype, eps):
+    # the output in the input's dtype, whatever the weight's; half inputs normalized in float32
+    # and rounded once, as F.rms_norm: the same bits
+    x = torch.tensor(_rng.normal(0, 3, (4, 16))).to(dtype).requires_grad_()
+    w = None if weight_dtype is None else \
+        torch.tensor(_rng.normal(1, 0.3, 16)).to(weight_dtype).requires_grad_()
+    y, want = P.rms_norm(x, (16,), w, eps), F.rms_norm(x, (16,), w, eps)
+    assert y.dtype == want.dtype
+    assert torch.equal(y, want)
+    leaves = [t for t in (x, w) if t is not None]
+    g = torch.tensor(_rng.normal(0, 1, (4, 16))).to(dtype)
+    got, expected = torch.autograd.grad(y, leaves, g), torch.autograd.grad(want, leaves, g)
+    for a, b in zip(got, expected):
+        assert a.dtype == b.dtype
+        torch.testing.assert_close(a.double(), b.double(), rtol=1e-2 if a.element_size() < 4
+                                   else 1e-5, atol=1e-2 if a.element_size() < 4 else 1e-6)
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_rms_norm_eps_none_is_torchs_default(dtype):
+    # rows so small that eps dominates mean(x ** 2): float32's epsilon for half types and
+    # float32, float64's for float64
+    x = torch.tensor([[1e-4] * 4, [3e-4, -1e-4, 2e-4, 0.0], [1.0, 2.0, 3.0, 4.0]], dtype=dtype)
+    assert torch.equal(P.rms_norm(x, (4,)), F.rms_norm(x, (4,)))
+    assert not torch.equal(P.rms_norm(x, (4,)), P.rms_norm(x, (4,), eps=1e-3))
+
+
+@pytest.mark.parametrize("shape", [[3, 4], (3, 4), torch.Size([3, 4]), (2, 3, 4)])
+def test_rms_norm_normalizes_over_every_dim_of_normalized_shape(shape):
+    x = torch.tensor(_rng.normal(0, 2, (2, 3, 4)), requires_grad=True)
+    w = torch.tensor(_rng.normal(1, 0.3, tuple(shape)), requires_grad=True)
+    y, want = P.rms_norm(x, shape, w, 1e-5), F.rms_norm(x, shape, w, 1e-5)
+    torch.testing.assert_close(y, want, rtol=1e-12, atol=1e-12)
+    g = torch.tensor(_rng.normal(0, 1, (2, 3, 4)))
+    torch.testing.assert_close(torch.autograd.grad(y, (x, w), g),
+                               torch.autograd.grad(want, (x, w), g), rtol=1e-12, atol=1e-12)
+    assert torch.autograd.gradcheck(lambda x, w: P.rms_norm(x, shape, w), (x, w))
+    assert torch.autograd.gradgradcheck(lambda x, w: P.rms_norm(x, shape, w), (x, w))
+
+
+def test_rms_norm_takes_an_integer_weight_and_a_negative_eps_as_torch():
+    # torch is silent on both: an int64 weight scales (and gets no gradient), eps < 0 gives nan
+    # where mean(x ** 2) + eps < 0
+    x = torch.tensor([[0.1, -0.2, 0.1], [1.0, 2.0, 3.0]])
+    w = torch.tensor([1, 2, 3])
+    assert torch.equal(P.rms_norm(x, (3,), w), F.rms_norm(x, (3,), w))
+    torch.testing.assert_close(P.rms_norm(x, (3,), None, -0.5),
+                               F.rms_norm(x, (3,), None, -0.5), equal_nan=True)
 
 
 # ---------------------------------------------------------------------------------- both engines
@@ -339,8 +381,11 @@ ENGINE_CASES = {
     "entmax15": (P.entmax15, [_EDGE]),
     "entmax15_dim": (lambda x: P.entmax15(x, 0), [_rng.normal(0, 2, (4, 3)).tolist()]),
     "safe_softmax": (P.safe_softmax, [_EDGE]),
-    "rms_norm": (P.rms_norm, [_rng.normal(0, 1, (3, 4)).tolist(), [0.5, 1.0, -2.0, 1.5]]),
-    "rms_norm_no_weight": (P.rms_norm, [[[0.0, 0.0], [1.0, -3.0]]]),
+    "rms_norm": (lambda x, w: P.rms_norm(x, (4,), w),
+                 [_rng.normal(0, 1, (3, 4)).tolist(), [0.5, 1.0, -2.0, 1.5]]),
+    "rms_norm_no_weight": (lambda x: P.rms_norm(x, [2]), [[[0.0, 0.0], [1.0, -3.0]]]),
+    "rms_norm_two_dims": (lambda x, w: P.rms_norm(x, (2, 2), w, 1e-3),
+                          [_rng.normal(0, 1, (3, 2, 2)).tolist(), [[0.5, 1.0], [-2.0, 1.5]]]),
     "safe_logsumexp": (lambda x: P.safe_logsumexp(x, 1), [_EDGE]),
     "safe_logsumexp_dims": (lambda x: P.safe_logsumexp(x, (0, 2), True),
                             [_rng.normal(0, 1, (2, 3, 4)).tolist()]),
@@ -384,7 +429,7 @@ def test_the_node_is_named_after_the_function_on_both_engines(T, cls):
     name = {"Sparsemax": "sparsemax", "Entmax15": "entmax15", "SafeSoftmax": "safe_softmax",
             "RMSNorm": "rms_norm", "SafeLogsumexp": "safe_logsumexp",
             "Log1mexp": "log1mexp"}[cls]
-    args = (x, 1) if cls == "SafeLogsumexp" else (x,)
+    args = {"SafeLogsumexp": (x, 1), "RMSNorm": (x, (2,))}.get(cls, (x,))
     y = getattr(P, name)(*args)
     assert type(y.grad_fn).__name__ == f"{cls}Backward"
 
@@ -393,7 +438,7 @@ def test_the_node_is_named_after_the_function_on_both_engines(T, cls):
 _DTYPE_CASES = {
     "sparsemax": (P.sparsemax, [(3, 5)]), "entmax15": (P.entmax15, [(3, 5)]),
     "safe_softmax": (lambda x: P.safe_softmax(x, MASK.to(x.device)), [(3, 5)]),
-    "rms_norm": (P.rms_norm, [(3, 5), (5,)]),
+    "rms_norm": (lambda x, w: P.rms_norm(x, (5,), w), [(3, 5), (5,)]),
     "safe_logsumexp": (lambda x: P.safe_logsumexp(x, -1), [(3, 5)]),
     "log1mexp": (lambda x: P.log1mexp(-x), [(3, 5)]),  # (the inputs are below 0)
 }
@@ -436,13 +481,6 @@ _M = torch.ones(2, 3)
     (lambda: P.safe_softmax(_M, torch.ones(2, 3)), TypeError,
      r"safe_softmax\(\): argument 'mask' must be a bool tensor, got float32"),
     (lambda: P.safe_softmax(_M, [True, False, True]), TypeError, "'mask' must be a bool tensor"),
-    (lambda: P.rms_norm(_M, torch.ones(2)), ValueError,
-     r"rms_norm\(\): argument 'weight' must have shape \[3\] \(x's last dimension\), got \[2\]"),
-    (lambda: P.rms_norm(_M, torch.ones(2, 3)), ValueError, "'weight' must have shape"),
-    (lambda: P.rms_norm(_M, torch.ones(3, dtype=torch.int64)), TypeError,
-     r"rms_norm\(\): argument 'weight' must be a floating-point tensor"),
-    (lambda: P.rms_norm(_M, None, -1.0), ValueError, "'eps' must be a non-negative number"),
-    (lambda: P.rms_norm(torch.tensor(1.0)), ValueError, "at least one dimension"),
     (lambda: P.log1mexp(torch.tensor([1, 2])), TypeError,
      r"log1mexp\(\): argument 'x' must be a floating-point tensor, got int64"),
     (lambda: P.entmax15(ext.tensor([1, 2])), TypeError, "entmax15.*'x'.*int64"),
@@ -452,10 +490,41 @@ def test_bad_input_is_refused_before_any_work(call, error, match):
         call()
 
 
+_X3 = torch.ones(2, 3, 4)
+
+
+@pytest.mark.parametrize(("args", "error", "match"), [
+    ((_X3, (3,)), RuntimeError, r"Given normalized_shape=\[3\], expected input with shape "
+                                r"\[\*3\], but got input of size\[2, 3, 4\]"),
+    ((_X3, (5, 4)), RuntimeError, r"normalized_shape=\[5, 4\], expected input with shape "
+                                  r"\[\*5, 4\]"),
+    ((_X3, (2, 2, 3, 4)), ValueError, "Input tensor must have at least 4 dimensions, but got 3"),
+    ((_X3, (4,), torch.ones(3)), RuntimeError,
+     r"Expected weight to be of same shape as normalized_shape, but got weight of shape \[3\] "
+     r"and normalized_shape = \[4\]"),
+    ((_X3, (4,), torch.ones(1, 4)), RuntimeError, "weight of shape \\[1, 4\\]"),
+    ((_X3, (3, 4), torch.ones(4)), RuntimeError, "same shape as normalized_shape"),
+    ((_X3, 4), TypeError, "argument 'normalized_shape' must be tuple of ints, not int"),
+    ((_X3, (4.0,)), TypeError, "must be tuple of ints, but found element of type float"),
+    ((_X3, ()), RuntimeError, "Expected normalized_shape to be at least 1-dimensional"),
+    ((torch.tensor(1.0), ()), RuntimeError, "at least 1-dimensional"),
+    ((torch.tensor(1.0), (1,)), ValueError, "must have at least 1 dimensions, but got 0"),
+    ((_X3, (4,), None, "a"), TypeError, "argument 'eps' must be float, not str"),
+    ((_X3, (4,), [1.0] * 4), TypeError, "argument 'weight' must be Tensor, not list"),
+    ((torch.ones(3, dtype=torch.int64), (3,)), NotImplementedError,
+     "\"rms_norm\" not implemented for 'int64'"),
+])
+def test_rms_norm_refuses_what_f_rms_norm_refuses_with_its_error(args, error, match):
+    with pytest.raises(error):
+        F.rms_norm(*args)
+    with pytest.raises(error, match=r"rms_norm\(\): .*" + match):
+        P.rms_norm(*args)
+
+
 def test_a_refused_call_leaves_its_input_untouched(T):
     x = T.ones(2, 3, requires_grad=True)
-    with pytest.raises(ValueError):
-        P.rms_norm(x, T.ones(2))
+    with pytest.raises(RuntimeError):
+        P.rms_norm(x, (3,), T.ones(2))
     with pytest.raises(IndexError):
         P.safe_softmax(x, None, 2)
     assert x.grad is None and x._version == 0
@@ -485,7 +554,8 @@ def test_a_small_model_built_from_these_ops_trains_as_the_reference_one():
                     q -= 0.05 * q.grad
         return losses
 
-    pack = train(P.rms_norm, P.entmax15, lambda h: P.safe_logsumexp(h, -1))
+    pack = train(lambda h, w: P.rms_norm(h, (8,), w, 1e-6), P.entmax15,
+                 lambda h: P.safe_logsumexp(h, -1))
     reference = train(lambda h, w: F.rms_norm(h, (8,), w, 1e-6), entmax15_reference,
                       lambda h: torch.logsumexp(h, -1))
     np.testing.assert_allclose(pack, reference, rtol=0, atol=1e-10)

@@ -34,6 +34,7 @@ from .dropin import (  # the drop-in pack (docs/contracts.md)
     FakeQuantSTE,
     FusedLinearCrossEntropy,
     GeGLU,
+    Gelu,
     GeluTanh,
     GradReverse,
     GradScale,
@@ -58,6 +59,7 @@ from .dropin import (  # the drop-in pack (docs/contracts.md)
     fake_quant_ste,
     fused_linear_cross_entropy,
     geglu,
+    gelu,
     gelu_tanh,
     grad_reverse,
     grad_scale,
@@ -90,3 +92,4 @@ def install(namespace: dict) -> None:
     for name, fn in METHODS.items():
         setattr(Tensor, name, fn)
     namespace.update(FUNCTIONS)
+

@@ -366,6 +366,17 @@ def _target(g, n, classes, ignored=(), ignore_index=-100):
     return t
 
 
+def _class_weight(g, classes):
+    """A per-class weight of a loss (torch's nll_loss takes no gradient for it)."""
+    return torch.tensor(g.uniform(0.2, 2.0, classes))
+
+
+def _probs(g, *shape, dim=1):
+    """Class probabilities along dim, a leaf that asks for its gradient (torch's cross_entropy
+    gives one)."""
+    return torch.tensor(g.standard_normal(shape)).softmax(dim).requires_grad_()
+
+
 def fq_reference(x, scale, zp, qmin, qmax):
     """fake_quant_ste's native counterpart."""
     return torch.fake_quantize_per_tensor_affine(x, scale, zp, qmin, qmax)
@@ -434,27 +445,63 @@ _TORCH_MASK = {"mini_engine": "the mask is a torch tensor"}
 
 
 def lse_case(reduction="mean", smoothing=0.0, ignore_index=-100):
-    """cross_entropy_lse with these options, and F.cross_entropy with the same."""
-    def fn(z, t):
-        return P.cross_entropy_lse(z, t, reduction=reduction, label_smoothing=smoothing,
-                                   ignore_index=ignore_index)
+    """cross_entropy_lse with these options, and F.cross_entropy with the same (a third input,
+    when given, is the per-class weight)."""
+    def fn(z, t, *weight):
+        return P.cross_entropy_lse(z, t, *weight, reduction=reduction,
+                                   label_smoothing=smoothing, ignore_index=ignore_index)
 
-    def ref(z, t):
-        return F.cross_entropy(z, t, reduction=reduction, label_smoothing=smoothing,
+    def ref(z, t, *weight):
+        return F.cross_entropy(z, t, *weight, reduction=reduction, label_smoothing=smoothing,
                                ignore_index=ignore_index)
     return fn, ref
 
 
-def fused_case(reduction="mean", smoothing=0.0, chunk=3):
-    """fused_linear_cross_entropy with these options, and the linear + cross_entropy composite."""
+def fused_case(reduction="mean", smoothing=0.0, chunk=3, weighted=False):
+    """fused_linear_cross_entropy with these options, and the linear + cross_entropy composite
+    (x's leading dims flattened into rows, 'none' shaped back); ``weighted``: the last input
+    (after the bias) is the class weight."""
+    def split(b):
+        return (b[:-1], b[-1]) if weighted else (b, None)
+
     def fn(x, w, t, *b):
-        return P.fused_linear_cross_entropy(x, w, t, *b, reduction=reduction,
-                                            label_smoothing=smoothing, chunk_size=chunk)
+        b, class_weight = split(b)
+        return P.fused_linear_cross_entropy(x, w, t, *b, class_weight=class_weight,
+                                            reduction=reduction, label_smoothing=smoothing,
+                                            chunk_size=chunk)
 
     def ref(x, w, t, *b):
-        return F.cross_entropy(F.linear(x, w, *b), t, reduction=reduction,
+        b, class_weight = split(b)
+        z = F.linear(x, w, *b)
+        rows_t = t.flatten(0, -2) if t.is_floating_point() else t.flatten()
+        loss = F.cross_entropy(z.reshape(-1, w.shape[0]) if z.dim() > 1 else z, rows_t if
+                               z.dim() > 1 else t, class_weight, reduction=reduction,
                                label_smoothing=smoothing)
+        return loss.reshape(x.shape[:-1]) if reduction == "none" else loss
     return fn, ref
+
+
+# The in-place forms run on a non-leaf (x * 1), as torch's do; torch.func refuses an in-place
+# custom Function, and the forms that keep only the derivative raise on double backward.
+_INPLACE = {"torch_func": "torch.func does not run custom Functions that mark an input dirty"}
+_INPLACE_ONCE = {**_INPLACE, **{check: "inplace=True keeps the derivative, not the overwritten "
+                                "x: double backward raises" for check in
+                                ("double_backward", "gradgradcheck")},
+                 "saved_bytes": "the derivative, as torch's copy of x, and the output (x itself, "
+                                "held by the caller: no new memory) to link double backward's "
+                                "error to x"}
+
+
+def inplace_case(name: str) -> tuple:
+    """The pack op ``name`` with ``inplace=True`` on x * 1, and torch's F.<name> the same way."""
+    mine, native = getattr(P, name), getattr(F, name)
+    return (lambda x: mine(x * 1, inplace=True)), (lambda x: native(x * 1, inplace=True))
+
+
+def _inplace(name: str) -> Case:
+    fn, reference = inplace_case(name)
+    return _pack("pack", f"{name}_inplace", fn, lambda g: (_x(g, 3, 5),), reference,
+                 _INPLACE if name == "hardsigmoid" else _INPLACE_ONCE)
 
 
 @dataclass(frozen=True)
@@ -513,8 +560,12 @@ PACK: dict[str, Case] = {c.name: c for c in [
     _pack("pack", "mish", P.mish, lambda g: (_x(g, 3, 5),), F.mish),
     _pack("pack", "gelu_tanh", P.gelu_tanh, lambda g: (_x(g, 3, 5),),
           lambda x: F.gelu(x, approximate="tanh")),
+    _pack("pack", "gelu", P.gelu, lambda g: (_x(g, 3, 5),), F.gelu),
+    _pack("pack", "gelu_approximate_tanh", lambda x: P.gelu(x, approximate="tanh"),
+          lambda g: (_x(g, 3, 5),), lambda x: F.gelu(x, approximate="tanh")),
     _pack("pack", "hardswish", P.hardswish, lambda g: (_x(g, 3, 5),), F.hardswish),
     _pack("pack", "hardsigmoid", P.hardsigmoid, lambda g: (_x(g, 3, 5),), F.hardsigmoid),
+    *(_inplace(op) for op in ("silu", "mish", "hardswish", "hardsigmoid")),
     _pack("pack", "hardmish", P.hardmish, lambda g: (_x(g, 3, 5),),
           lambda x: 0.5 * x * torch.clamp(x + 2, 0, 2)),
     _pack("pack", "swiglu", P.swiglu, lambda g: (_x(g, 3, 4), _x(g, 3, 4)),
@@ -564,12 +615,15 @@ PACK: dict[str, Case] = {c.name: c for c in [
           lambda g: (_x(g, 3, 5, low=-2, high=2),), masked_reference(MASK), _TORCH_MASK),
     _pack("normalizers", "safe_softmax_dim", masked(ROW_MASK, 0),
           lambda g: (_x(g, 5, 5, low=-2, high=2),), masked_reference(ROW_MASK, 0), _TORCH_MASK),
-    _pack("normalizers", "rms_norm", P.rms_norm,
+    _pack("normalizers", "rms_norm", lambda x, w: P.rms_norm(x, (5,), w, 1e-6),
           lambda g: (_x(g, 3, 5, low=-2, high=2), _x(g, 5, low=-2, high=2)),
           lambda x, w: F.rms_norm(x, (5,), w, 1e-6)),
-    _pack("normalizers", "rms_norm_no_weight", lambda x: P.rms_norm(x, eps=1e-3),
+    _pack("normalizers", "rms_norm_no_weight", lambda x: P.rms_norm(x, [4], eps=1e-3),
           lambda g: (_x(g, 2, 3, 4, low=-2, high=2),),
-          lambda x: F.rms_norm(x, (4,), None, 1e-3)),
+          lambda x: F.rms_norm(x, [4], None, 1e-3)),
+    _pack("normalizers", "rms_norm_two_dims", lambda x, w: P.rms_norm(x, (3, 4), w),
+          lambda g: (_x(g, 2, 3, 4, low=-2, high=2), _x(g, 3, 4, low=-2, high=2)),
+          lambda x, w: F.rms_norm(x, (3, 4), w)),
     _pack("normalizers", "safe_logsumexp", lambda x: P.safe_logsumexp(x, 1),
           lambda g: (_x(g, 3, 5, low=-2, high=2),), lambda x: torch.logsumexp(x, 1)),
     _pack("normalizers", "safe_logsumexp_dims",
@@ -585,6 +639,17 @@ PACK: dict[str, Case] = {c.name: c for c in [
           lambda g: (_normal(g, 5, 7), _target(g, 5, 7, (0,))), {**_ONCE, **_LSE_SAVES}),
     _loss("cross_entropy_lse_none_smoothing", lse_case("none", 0.1, ignore_index=3),
           lambda g: (_normal(g, 6, 8), _target(g, 6, 8, (1, 4), 3)), {**_ONCE, **_LSE_SAVES}),
+    _loss("cross_entropy_lse_weight_smoothing", lse_case("mean", 0.2),
+          lambda g: (_normal(g, 6, 7), _target(g, 6, 7, (3,)), _class_weight(g, 7)),
+          {**_ONCE, **_LSE_SAVES}),
+    _loss("cross_entropy_lse_spatial_weight", lse_case("none", 0.1),
+          lambda g: (_normal(g, 3, 5, 2, 2), _target(g, (3, 2, 2), 5, (0,)),
+                     _class_weight(g, 5)), {**_ONCE, **_LSE_SAVES}),
+    _loss("cross_entropy_lse_probs", lse_case("mean", 0.1),
+          lambda g: (_normal(g, 4, 6), _probs(g, 4, 6), _class_weight(g, 6)),
+          {**_ONCE, **_LSE_SAVES}),
+    _loss("cross_entropy_lse_spatial_probs", lse_case("sum"),
+          lambda g: (_normal(g, 2, 4, 3), _probs(g, 2, 4, 3)), {**_ONCE, **_LSE_SAVES}),
     _loss("fused_linear_cross_entropy", fused_case(),
           lambda g: (_normal(g, 7, 5), _normal(g, 11, 5), _target(g, 7, 11, (2,)),
                      _normal(g, 11)), _ONCE),
@@ -593,6 +658,12 @@ PACK: dict[str, Case] = {c.name: c for c in [
     _loss("fused_linear_cross_entropy_none_smoothing", fused_case("none", 0.1, chunk=4),
           lambda g: (_normal(g, 9, 3), _normal(g, 8, 3), _target(g, 9, 8, (0, 5)),
                      _normal(g, 8)), _ONCE),
+    _loss("fused_linear_cross_entropy_leading_dims_class_weight",
+          fused_case("none", 0.2, chunk=4, weighted=True),
+          lambda g: (_normal(g, 2, 3, 4), _normal(g, 6, 4), _target(g, (2, 3), 6, (1,)),
+                     _normal(g, 6), _class_weight(g, 6)), _ONCE),
+    _loss("fused_linear_cross_entropy_probs", fused_case("sum", chunk=2),
+          lambda g: (_normal(g, 5, 3), _normal(g, 4, 3), _probs(g, 5, 4)), _ONCE),
 ]}
 
 

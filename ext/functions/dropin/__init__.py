@@ -4,12 +4,14 @@ contract (``PackFunction.contract()``) and verified against torch (tests/test_pa
 from .._op import register_pack
 from ._base import CONTRACT_FIELDS, PackFunction
 from .activations import (
+    Gelu,
     GeluTanh,
     Hardmish,
     Hardsigmoid,
     Hardswish,
     Mish,
     Silu,
+    gelu,
     gelu_tanh,
     hardmish,
     hardsigmoid,
@@ -52,8 +54,10 @@ from .classic import AddMul, Exp, Softmax
 
 # (op name, the function, its Function): the pack as the registry and the contract table list it
 OPS = (
+    # (gelu_tanh before gelu: a parity case is keyed by the first op its name starts with)
     ("silu", silu, Silu), ("mish", mish, Mish), ("gelu_tanh", gelu_tanh, GeluTanh),
-    ("hardswish", hardswish, Hardswish), ("hardsigmoid", hardsigmoid, Hardsigmoid),
+    ("gelu", gelu, Gelu), ("hardswish", hardswish, Hardswish),
+    ("hardsigmoid", hardsigmoid, Hardsigmoid),
     ("hardmish", hardmish, Hardmish), ("swiglu", swiglu, SwiGLU), ("geglu", geglu, GeGLU),
     ("clamp_masked", clamp_masked, ClampMasked), ("round_ste", round_ste, RoundSTE),
     ("sign_ste", sign_ste, SignSTE), ("fake_quant_ste", fake_quant_ste, FakeQuantSTE),

@@ -11,6 +11,8 @@ __all__ = ["Sparsemax", "Entmax15", "SafeSoftmax", "RMSNorm", "sparsemax", "entm
            "safe_softmax", "rms_norm", "wrap_dim"]
 
 _NEG_INF = float("-inf")
+_INF = float("inf")
+_NAN = float("nan")
 
 
 def wrap_dim(op: str, x, dim) -> int:
@@ -138,13 +140,15 @@ class SafeSoftmax(PackFunction):
 
     @staticmethod
     def forward(ctx, x, mask, dim):
-        ns = namespace_of(x)
         if mask is not None:
-            x = ns.where(mask, x, _NEG_INF)
-        z = _shifted(x, dim)[0]
-        e = z.exp()
-        total = e.sum(dim, keepdim=True)
-        y = e / ns.where(total == 0, 1.0, total)
+            x = namespace_of(x).where(mask, x, _NEG_INF)
+        # an empty row (max -inf) is shifted by 0 and its exps are all 0; +inf or nan in a row
+        # keep their max, so that the row is nan throughout, as softmax's
+        top = x.amax(dim, keepdim=True).nan_to_num_(nan=_NAN, posinf=_INF, neginf=0.0)
+        e = (x - top).exp_()
+        # a row with a finite max sums to at least 1 (its max gives exp(0)); an empty row to 0,
+        # divided by 1 to stay zeros (one pass each: the exps and the division in place)
+        y = e.div_(e.sum(dim, keepdim=True).clamp_(min=1.0))
         ctx.save_for_backward(y)
         ctx.dim = dim
         return y
@@ -152,7 +156,10 @@ class SafeSoftmax(PackFunction):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
-        return y * (grad - (grad * y).sum(ctx.dim, keepdim=True)), None, None
+        # y * (grad - sum(grad * y)): one full-size tensor at a time (the product for the sum is
+        # freed before the difference is made, and the difference is scaled in place)
+        total = (grad * y).sum(ctx.dim, keepdim=True)
+        return (grad - total).mul_(y), None, None
 
 
 def _up(t):
@@ -161,41 +168,55 @@ def _up(t):
 
 
 class RMSNorm(PackFunction):
-    """x / sqrt(mean(x ** 2) + eps) * weight over the last dimension."""
+    """input / sqrt(mean(input ** 2) + eps) * weight, the mean over the trailing ``dims``
+    dimensions (normalized_shape)."""
 
-    reference = "F.rms_norm(x, (x.shape[-1],), weight, eps); x * rsqrt(mean(x ** 2) + eps) * w"
-    nan_inf = "propagates nan and inf along the row"
-    autocast = "ambient; float16 and bfloat16 inputs get their row statistics in float32"
-    saves = "x and weight; the row scale is recomputed in backward (F.rms_norm: x, weight, " \
-        "rstd and more)"
+    reference = "F.rms_norm(input, normalized_shape, weight, eps); " \
+        "x * rsqrt(mean(x ** 2 over normalized_shape) + eps) * weight"
+    nan_inf = "propagates nan and inf along the normalized dims"
+    autocast = "ambient; float16 and bfloat16 inputs are normalized in float32, times the " \
+        "weight, and rounded to the input's dtype once (as F.rms_norm)"
+    saves = "input and weight; the scale is recomputed in backward (F.rms_norm: input, " \
+        "weight, rstd and more)"
 
     @staticmethod
-    def forward(ctx, x, weight, eps):
+    def forward(ctx, x, weight, dims, eps):
         ctx.save_for_backward(x, weight)
-        ctx.eps = eps
+        ctx.dims, ctx.eps = dims, eps
         xf = _up(x)
-        y = xf * ((xf * xf).mean(-1, keepdim=True) + eps).rsqrt()
-        if xf is not x:
-            y = y.to(x.dtype)
-        return y if weight is None else y * weight
+        y = xf * _inverse_rms(xf, dims, eps)
+        if weight is not None:
+            # (in place on the fresh product unless the weight's dtype promotes it)
+            y = y.mul_(weight) if weight.dtype == y.dtype else y * weight
+        # (the output has the input's dtype, whatever the weight's, as F.rms_norm's)
+        return y if y.dtype == x.dtype else y.to(x.dtype)
 
     @staticmethod
     def backward(ctx, grad):
         x, weight = ctx.saved_tensors
+        dims = ctx.dims
         xf, gf = _up(x), _up(grad)
-        r = ((xf * xf).mean(-1, keepdim=True) + ctx.eps).rsqrt()
+        r = _inverse_rms(xf, dims, ctx.eps)
         xhat = xf * r
         dy = gf if weight is None else gf * weight
-        dx = r * (dy - xhat * (dy * xhat).mean(-1, keepdim=True))
+        # d/dx (x r) = r (dy - xhat mean(dy xhat)), as (xhat mean(dy xhat) - dy) (-r): one
+        # full-size tensor, the rest in place on it
+        dx = (xhat * (dy * xhat).mean(dims, keepdim=True)).sub_(dy).mul_(r.neg())
         if dx.dtype != x.dtype:
             dx = dx.to(x.dtype)
         dw = None
         if weight is not None and ctx.needs_input_grad[1]:
-            # summed over every row, in float32 for half types
-            dw = (gf * xhat).reshape(-1, x.shape[-1]).sum(0)
+            # summed over every leading index, in float32 for half types
+            dw = (gf * xhat).reshape((-1,) + tuple(weight.shape)).sum(0)
             if dw.dtype != weight.dtype:
                 dw = dw.to(weight.dtype)
-        return dx, dw, None
+        return dx, dw, None, None
+
+
+def _inverse_rms(xf, dims: tuple, eps: float):
+    """1 / sqrt(mean(x ** 2) + eps) over dims, kept as size-1 dims (a fresh tensor, so the
+    add and the rsqrt run in place)."""
+    return (xf * xf).mean(dims, keepdim=True).add_(eps).rsqrt_()
 
 
 @documented(Sparsemax)
@@ -238,19 +259,56 @@ def _broadcasts(shape: tuple, to: tuple) -> bool:
     return all(a in (1, b) for a, b in zip(reversed(shape), reversed(to)))
 
 
+# F.rms_norm's eps when none is given: the machine epsilon of the dtype the statistics are
+# computed in (float32 for half types)
+_EPS = {8: 2.0 ** -52, 4: 2.0 ** -23, 2: 2.0 ** -23}
+
+
+def _normalized_dims(input, normalized_shape, weight) -> tuple:
+    """The trailing dims that normalized_shape names, checked as F.rms_norm checks them."""
+    if isinstance(normalized_shape, (list, tuple)):  # (torch.Size and ext.Size are tuples)
+        shape = tuple(normalized_shape)
+    else:
+        raise TypeError(f"rms_norm(): argument 'normalized_shape' must be tuple of ints, not "
+                        f"{type(normalized_shape).__name__}")
+    for d in shape:
+        if isinstance(d, bool) or not isinstance(d, int):
+            raise TypeError(f"rms_norm(): argument 'normalized_shape' must be tuple of ints, "
+                            f"but found element of type {type(d).__name__}")
+    if not shape:
+        raise RuntimeError("rms_norm(): Expected normalized_shape to be at least 1-dimensional, "
+                           "i.e., containing at least one element, but got normalized_shape = []")
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(f"rms_norm(): Expected weight to be of same shape as normalized_shape, "
+                           f"but got weight of shape {list(weight.shape)} and normalized_shape "
+                           f"= {list(shape)}")
+    if input.dim() < len(shape):
+        raise ValueError(f"rms_norm(): Input tensor must have at least {len(shape)} dimensions, "
+                         f"but got {input.dim()}")
+    if tuple(input.shape[input.dim() - len(shape):]) != shape:
+        raise RuntimeError(f"rms_norm(): Given normalized_shape={list(shape)}, expected input "
+                           f"with shape [*{str(list(shape))[1:]}, but got input of size"
+                           f"{list(input.shape)}")
+    return tuple(range(-len(shape), 0))
+
+
 @documented(RMSNorm)
-def rms_norm(x, weight=None, eps: float = 1e-6):
-    """RMS normalization over the last dimension, times ``weight`` (shape ``[x.shape[-1]]``)
-    when given."""
-    floating("rms_norm", "x", x)
-    if x.dim() == 0:
-        raise ValueError("rms_norm(): argument 'x' must have at least one dimension")
-    if weight is not None:
-        floating("rms_norm", "weight", weight)
-        if tuple(weight.shape) != (x.shape[-1],):
-            raise ValueError(f"rms_norm(): argument 'weight' must have shape [{x.shape[-1]}] "
-                             f"(x's last dimension), got {list(weight.shape)}")
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or eps < 0:
-        raise ValueError(f"rms_norm(): argument 'eps' must be a non-negative number, got "
-                         f"{eps!r}")
-    return RMSNorm.apply(x, weight, float(eps))
+def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
+    """F.rms_norm: RMS normalization over the trailing dims of ``normalized_shape`` (a list or
+    tuple of ints), times ``weight`` (of that shape) when given; ``eps`` None is the machine
+    epsilon of float32 (float64 for float64 input). The output has the input's dtype."""
+    if not hasattr(input, "is_floating_point"):
+        raise TypeError(f"rms_norm(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    if not input.is_floating_point():
+        raise NotImplementedError(f"rms_norm(): \"rms_norm\" not implemented for "
+                                  f"'{str(input.dtype).rsplit('.', 1)[-1]}' (argument 'input')")
+    if weight is not None and not hasattr(weight, "is_floating_point"):
+        raise TypeError(f"rms_norm(): argument 'weight' must be Tensor, not "
+                        f"{type(weight).__name__}")
+    dims = _normalized_dims(input, normalized_shape, weight)
+    if eps is None:
+        eps = _EPS[input.element_size()]
+    elif isinstance(eps, bool) or not isinstance(eps, (int, float)):
+        raise TypeError(f"rms_norm(): argument 'eps' must be float, not {type(eps).__name__}")
+    return RMSNorm.apply(input, weight, dims, float(eps))

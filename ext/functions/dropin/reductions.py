@@ -12,7 +12,8 @@ from .normalizers import wrap_dim
 
 __all__ = ["SafeLogsumexp", "Log1mexp", "safe_logsumexp", "log1mexp"]
 
-_NEG_INF = float("-inf")
+_INF = float("inf")
+_NAN = float("nan")
 _LN2 = math.log(2.0)
 
 
@@ -35,11 +36,10 @@ class SafeLogsumexp(PackFunction):
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        ns = namespace_of(x)
-        top = x.amax(dims, keepdim=True)
-        top = ns.where(top.isinf(), 0.0, top)  # as torch: an infinite max shifts by 0
-        total = (x - top).exp().sum(dims, keepdim=keepdim)
-        out = total.log() + top.reshape(total.shape)
+        # as torch: an infinite max shifts by 0 (nan stays, to make the result nan)
+        top = x.amax(dims, keepdim=True).nan_to_num_(nan=_NAN, posinf=0.0, neginf=0.0)
+        total = (x - top).exp_().sum(dims, keepdim=keepdim)
+        out = total.log_().add_(top if keepdim else top.reshape(total.shape))
         ctx.save_for_backward(x, out)
         ctx.dims, ctx.keepdim = dims, keepdim
         return out
@@ -47,11 +47,13 @@ class SafeLogsumexp(PackFunction):
     @staticmethod
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
-        ns = namespace_of(grad)
         if not ctx.keepdim:
             out, grad = _kept(out, ctx.dims), _kept(grad, ctx.dims)
-        # exp(x - out) is the softmax; an all -inf row (out = -inf) gets exp(-inf) = 0
-        return grad * (x - ns.where(out == _NEG_INF, 0.0, out)).exp(), None, None
+        # exp(x - out) is the softmax; an all -inf row (out = -inf) is shifted by 0, so that
+        # exp(-inf) gives 0. (exp in place on the fresh difference; the product out of place:
+        # exp's backward keeps its result)
+        shift = out.nan_to_num(nan=_NAN, posinf=_INF, neginf=0.0)
+        return (x - shift).exp_() * grad, None, None
 
 
 class Log1mexp(PackFunction):
