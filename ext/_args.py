@@ -2,16 +2,21 @@
 raising torch's exception type with torch's words, so a bad call fails before any work starts.
 
 They are for factories and other calls off the per-op hot path; ops check their own operands.
+The errors for a tensor of the other engine (a torch.Tensor given to ext, an ext.Tensor given to
+torch) are here too: each names both types and says what to call instead.
 """
 
 from __future__ import annotations
 
 import builtins
 import numbers
+import sys
 
 import numpy as np
 
-__all__ = ["check_device", "check_bool", "check_number", "check_int", "as_number"]
+__all__ = ["check_device", "check_bool", "check_number", "check_int", "as_number",
+           "is_torch_tensor", "not_a_tensor", "torch_tensor_given", "mixed_operands",
+           "torch_function_given_ext", "wrong_engine_output"]
 
 _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
                  "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
@@ -75,3 +80,70 @@ def check_int(value, fn: str, name: str, position: int) -> builtins.int:
         return builtins.int(value)
     raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be int, not "
                     f"{type(value).__name__}")
+
+
+# ---------------------------------------------------------------------------------- two engines
+def is_torch_tensor(value) -> builtins.bool:
+    """Whether ``value`` is a torch.Tensor (never true before torch is imported: ext does not
+    import it)."""
+    torch = sys.modules.get("torch")
+    tensor_type = getattr(torch, "Tensor", None)
+    return tensor_type is not None and isinstance(value, tensor_type)
+
+
+def torch_tensor_given(fn: str, arg: str = "input", position: int = 1) -> TypeError:
+    """The TypeError for a torch.Tensor handed to ext's function ``fn``: the engines' tensors do
+    not mix, and the message says what to call instead."""
+    return TypeError(
+        f"ext.{fn}() got a torch.Tensor as argument '{arg}' (position {position}); ext's "
+        f"functions take ext.Tensor. On torch tensors call torch.{fn} or the Tensor method "
+        f"(x.{fn}(...)). A Function body that runs on both engines uses the tensor's methods, "
+        f"or namespace_of(x).{fn} (ext.functions.namespace_of gives ext or torch for the "
+        f"tensor at hand), never ext.{fn}. To move a torch tensor to ext: "
+        "ext.tensor(t.detach().numpy()).")
+
+
+def not_a_tensor(value, fn: str, arg: str = "input", position: int = 1) -> TypeError:
+    """torch's TypeError for an argument that must be a tensor; a torch tensor is named as
+    such, with what to do."""
+    if is_torch_tensor(value):
+        return torch_tensor_given(fn, arg, position)
+    return TypeError(f"{fn}(): argument '{arg}' (position {position}) must be Tensor, not "
+                     f"{type(value).__name__}")
+
+
+def not_a_tensor_element(value, i: int, fn: str) -> TypeError:
+    """torch's TypeError for element ``i`` of a list of tensors that is not one; a torch tensor
+    is named as such, with what to do."""
+    if is_torch_tensor(value):
+        return torch_tensor_given(fn, f"tensors[{i}]", 1)
+    return TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                     f"{type(value).__name__}")
+
+
+def mixed_operands(op: str) -> TypeError:
+    """The TypeError for an operator between an ext.Tensor and a torch.Tensor."""
+    return TypeError(
+        f"{op}(): cannot combine an ext.Tensor with a torch.Tensor: the two engines' tensors do "
+        "not mix. Convert one side: torch.from_numpy(x.numpy()) makes an ext tensor a torch "
+        "one, ext.tensor(t.detach().numpy()) makes a torch tensor an ext one.")
+
+
+def torch_function_given_ext(name: str) -> TypeError:
+    """The TypeError for an ext.Tensor handed to torch's function ``name`` (a module, or a
+    torch tensor's operator or method)."""
+    return TypeError(
+        f"{name}() got an ext.Tensor; torch functions take torch.Tensor: convert with "
+        "torch.from_numpy(t.numpy()) (or torch.as_tensor(t.numpy())), or use ext's own "
+        "functions and modules (ext.*, ext.nn) on ext tensors.")
+
+
+def wrong_engine_output(function: str, index: int, got: str, engine: str) -> TypeError:
+    """The TypeError for a Function whose forward returns the other engine's tensor: the graph
+    would be lost."""
+    return TypeError(
+        f"{function}.forward returned {got} as output {index}, on {engine} inputs: a "
+        f"Function's outputs must be tensors of its inputs' engine ({engine}), or the graph is "
+        "lost. Build them from the inputs, with their methods (x.exp(), x.new_zeros(...)) or "
+        "namespace_of(x) (ext.functions.namespace_of), not with the other engine's "
+        "functions.")

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import _args, _dtype
+from ._args import not_a_tensor
 from ._dtype import FROM_NUMPY
 from ._tensor import Tensor, wrap
 
@@ -539,8 +540,7 @@ def randint(low, high=None, size=None, *, dtype=None, generator=None, device=Non
 
 def _like(t: Tensor, dtype, fn: str):
     if not isinstance(t, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(t).__name__}")
+        raise not_a_tensor(t, fn)
     dtype = _resolve_dtype(dtype, fn)
     return t._data.shape, (dtype._np if dtype is not None else t._data.dtype)
 

@@ -9,6 +9,7 @@ Its autograd methods (``backward``, hooks, a view's ``grad_fn``) call ``ext.auto
 from __future__ import annotations
 
 import builtins
+import sys
 import warnings
 import weakref
 from collections.abc import Iterator
@@ -416,6 +417,18 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._data
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """Refuse an ext tensor given to torch, with a TypeError that says how to convert.
+
+        torch calls this when one of its functions, modules or operators gets an ext tensor:
+        the engines' tensors do not mix (torch is loaded by then: it is not imported here)."""
+        from ._args import torch_function_given_ext
+
+        overrides = getattr(sys.modules.get("torch"), "overrides", None)
+        name = overrides.resolve_name(func) if overrides is not None else None
+        raise torch_function_given_ext(name or getattr(func, "__name__", repr(func)))
 
     def __array__(self, dtype=None, copy=None):
         data = self.numpy()

@@ -134,6 +134,10 @@ class Tensor:
     def __sub__(self, other):
         """a - alpha * b."""
         ...
+    @classmethod
+    def __torch_function__(self, func, types, args=..., kwargs=None):
+        """Refuse an ext tensor given to torch, with a TypeError that says how to convert."""
+        ...
     def __truediv__(self, other):
         """True division a / b; integers divide into the default float dtype."""
         ...

@@ -16,7 +16,6 @@ disagreeing), 2 for bad usage (an unknown command, example or option, a missing 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import json
 import os
@@ -24,7 +23,6 @@ import re
 import subprocess
 import sys
 import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -109,24 +107,6 @@ def side_by_side(print_fn: Callable[..., None] | None = None) -> bool:
 
 
 # ---------------------------------------------------------------------------------- parity
-@contextlib.contextmanager
-def _harness_warnings():
-    """Collect the warnings the checks raise (a list of ``warnings.WarningMessage``) instead of
-    letting them print, and mute torch.func's C++ notice that a vmap falls back to a slow loop
-    (printed on stderr, out of Python's reach: a note on speed, not a finding)."""
-    torch = sys.modules.get("torch")
-    functorch = getattr(getattr(torch, "_C", None), "_functorch", None)
-    fallback_switch = getattr(functorch, "_set_vmap_fallback_warning_enabled", None)
-    if fallback_switch is not None:
-        fallback_switch(False)
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            yield caught
-    finally:
-        if fallback_switch is not None:
-            fallback_switch(True)
-
-
 def _checked_nothing(report) -> bool:
     return not any(status in ("pass", "fail") for status, _ in report.results.values())
 
@@ -163,17 +143,16 @@ def parity(quick: bool = False, json_path: str | None = None, kind: str = "all",
         return 2
     started = time.perf_counter()
     raised: dict[str, list[str]] = {}  # each distinct warning's text -> the cases that raised it
-    with _harness_warnings() as caught, Progress(
+    with Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
             TimeElapsedColumn(), console=console, transient=True,
             disable=not console.is_terminal) as bar:
         task = bar.add_task("parity", total=len(selected))
 
         def advance(case, report) -> None:
-            for message in caught:
-                text = f"{message.category.__name__}: {message.message}"
+            # (ext.testing collects what the checks warn into each report: none of it prints)
+            for text in report.warnings:
                 raised.setdefault(text, []).append(case.name)
-            caught.clear()
             bar.update(task, advance=1, description=f"parity {case.name}")
 
         reports = run_parity(selected, quick=quick, compile_backend=backend, on_case=advance)
@@ -188,6 +167,7 @@ def parity(quick: bool = False, json_path: str | None = None, kind: str = "all",
         console.print(title)
     for report in failed:
         console.print(f"[bold red]{report.name}[/bold red] ({report.op}):")
+        console.print(f"  {report.cause_line()}", markup=False, highlight=False)
         for check, detail in report.failures().items():
             console.print(f"  {check}: {detail}", markup=False, highlight=False)
     counts = (f"{len(reports)} cases over {len({r.op for r in reports})} ops: "
@@ -349,7 +329,7 @@ def graph(name: str | None, expression: str | None, output: str, engine: str,
 
 
 # ---------------------------------------------------------------------------------- bench
-BENCHMARKS = ("chain.py", "mlp.py", "pack.py")
+BENCHMARKS = ("chain.py", "mlp.py", "pack.py", "llama.py")
 
 
 def benchmarks_folder() -> Path:

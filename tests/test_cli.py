@@ -119,6 +119,12 @@ def test_parity_exits_1_when_a_case_differs(monkeypatch, capsys):
     assert cli.main(["parity", "--quick"]) == 1
     out = capsys.readouterr().out
     assert "doubled (pack.doubled):" in out and "backward: gradient 0" in out
+    # the cause first, then each distinct failure once, expected against actual
+    assert "likely cause: backward (the first failing check in dependency order)" in out
+    worst = re.search(r"backward: gradient 0: \d of 3 elements differ; worst at index "
+                      r"\(\d,\): expected (\S+), got (\S+) \(abs error", out)
+    assert worst, out
+    assert float(worst[2]) == pytest.approx(1.5 * float(worst[1]), rel=1e-6)  # (3 g for 2 g)
     assert "1 failed" in out
 
 

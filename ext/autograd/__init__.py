@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from .._args import not_a_tensor_element
 from .._tensor import Tensor, wrap
 from .._warnings import warn_once
 from . import forward_ad, functional, graph
@@ -90,8 +91,7 @@ def _roots(outputs: tuple) -> list:
     roots = []
     for i, t in enumerate(outputs):
         if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(t).__name__}")
+            raise not_a_tensor_element(t, i, "backward")
         edge = gradient_edge(t)
         if edge[0] is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._args import is_torch_tensor, wrong_engine_output
 from .._state import STATE
 from .._tensor import Tensor, wrap
 from .graph import (
@@ -371,6 +372,9 @@ class Function(metaclass=FunctionMeta):
 
                     # Writing into it in place would bypass this Function's backward.
                     o._view.creation = IN_CUSTOM_FUNCTION
+            elif not isinstance(o, Tensor) and is_torch_tensor(o):
+                raise wrong_engine_output(cls.__name__, len(returned), "a torch.Tensor",
+                                          "ext.Tensor")
             returned.append(o)
         outputs = tuple(returned)
         ctx._non_differentiable = non_diff

@@ -18,6 +18,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype
+from .._args import is_torch_tensor, mixed_operands, not_a_tensor
 from .._state import STATE
 from .._tensor import Tensor, wrap
 from ..autograd.graph import link
@@ -613,8 +614,7 @@ def _elementwise(name: str, ov: type, kernel: Callable, dtype: str | None) -> Ca
 
     def function(x: Tensor) -> Tensor:
         if type(x) is not Tensor:
-            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                            f"{type(x).__name__}")
+            raise not_a_tensor(x, name)
         if x._vc and x._vc[0]:
             read_history(x)
         d = x._data
@@ -659,6 +659,8 @@ def operator_method(fn: Callable) -> Callable:
     def op(self, other):
         if type(other) in _OPERANDS or isinstance(other, (Tensor, int, float, np.generic)):
             return fn(self, other)
+        if is_torch_tensor(other):  # (NotImplemented would end in "'Tensor' and 'Tensor'")
+            raise mixed_operands(fn.__name__)
         return NotImplemented
 
     op.__name__ = fn.__name__
@@ -671,6 +673,8 @@ def reflected_method(fn: Callable) -> Callable:
     def op(self, other):
         if type(other) in _OPERANDS or isinstance(other, (int, float, np.generic)):
             return fn(self, other)
+        if is_torch_tensor(other):  # (torch's own operator gave up first: it says nothing)
+            raise mixed_operands(fn.__name__)
         return NotImplemented
 
     op.__name__ = fn.__name__

@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from .._args import not_a_tensor
 from .._tensor import Tensor
 from ..functions.builtin import activation as _ops
 from ..functions.builtin import nn_ops as _nn_ops
@@ -27,8 +28,7 @@ __all__ = ["relu", "sigmoid", "tanh", "gelu", "silu", "softmax", "log_softmax", 
 
 def _check_tensor(x, fn: str, arg: str, position: int) -> None:
     if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument '{arg}' (position {position}) must be Tensor, not "
-                        f"{type(x).__name__}")
+        raise not_a_tensor(x, fn, arg, position)
 
 
 # ---------------------------------------------------------------------------------- activations

@@ -1,10 +1,12 @@
 """``ext.testing``: the parity harness users run on their own Functions.
 
 ``check(fn, *inputs, reference=None, **options)`` runs ``fn`` through the checklist of
-``ext.testing._harness`` and returns a ``ParityReport``; ``assert_parity`` raises AssertionError
-naming what differs; ``saved_bytes`` is the meter the saved-tensor check uses. ``op_cases()`` lists
-the parity case of every op of the registry, and ``run_parity`` runs them all (what
-``python -m ext parity`` prints). Importing this package imports torch.
+``ext.testing._harness`` and returns a ``ParityReport``: the likely cause first, each failure once
+at its worst element, the warnings raised while checking collected (none printed).
+``assert_parity`` raises AssertionError naming what differs; ``saved_bytes`` is the meter the
+saved-tensor check uses. ``op_cases()`` lists the parity case of every op of the registry, and
+``run_parity`` runs them all (what ``python -m ext parity`` prints). Importing this package
+imports torch.
 """
 
 from ._harness import CHECKS, ParityReport, assert_parity, check, saved_bytes

@@ -27,58 +27,43 @@ Checks (each passes, fails, or is skipped with its reason):
   eager, with no graph break;
 - ``torch_func``: vmap, grad and jacrev equal the reference's;
 - ``autocast``: forward and backward run under CPU bf16 autocast, with the reference's dtype.
+
+The report is written for the person who fixes the Function: it names the first failing check in
+dependency order as the likely cause (a wrong backward fails the checks that run it too), shows
+each value mismatch at its worst element (index, expected, got, absolute and relative error) and
+gradcheck's at its worst Jacobian entry, gives each error's whole message, says a failure that
+repeats an earlier one as "same as <check>", never counts a check that did not run or could not
+be judged as passing, and collects the warnings raised while checking instead of printing them.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from torch.autograd.gradcheck import GradcheckError
 
 from .. import _dtype
 from .. import autograd as _ext_autograd
 from .._factories import tensor
 from .._tensor import Tensor
 from ..autograd import grad
+from .parity import (
+    CHECKS,
+    ParityReport,
+    add_warnings,
+    collected_warnings,
+    error_text,
+    jacobian_mismatch,
+    settled,
+    worst_element,
+)
 
 __all__ = ["check", "assert_parity", "saved_bytes", "ParityReport", "CHECKS"]
-
-CHECKS = ("forward", "backward", "double_backward", "gradcheck", "gradgradcheck", "mini_engine",
-          "hooks", "no_mutation", "upstream", "version", "saved_bytes", "compile", "torch_func",
-          "autocast")
-
-
-@dataclass
-class ParityReport:
-    """The outcome of ``check``: per check, ``"pass"``, ``"fail"`` or ``"skip"`` and a detail."""
-
-    name: str
-    results: dict = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        """Whether no check failed."""
-        return all(status != "fail" for status, _ in self.results.values())
-
-    def failures(self) -> dict:
-        """The checks that failed, with what differed."""
-        return {k: d for k, (s, d) in self.results.items() if s == "fail"}
-
-    def to_dict(self) -> dict:
-        """The report as plain data (for JSON)."""
-        return {"name": self.name, "ok": self.ok,
-                "checks": {k: {"status": s, "detail": d} for k, (s, d) in self.results.items()}}
-
-    def __str__(self) -> str:
-        width = max(len(k) for k in self.results) if self.results else 0
-        lines = [f"{self.name}: {'ok' if self.ok else 'FAILED'}"]
-        lines += [f"  {k:<{width}}  {s:<4}  {d}" for k, (s, d) in self.results.items()]
-        return "\n".join(lines)
 
 
 def saved_bytes(fn: Callable, *inputs) -> int:
@@ -128,18 +113,24 @@ def _grad_inputs(inputs: tuple) -> list:
 
 
 def _close(a, b, what: str, atol: float | None, rtol: float | None) -> str:
-    """'' when a and b agree (None counts as zeros), else what differs."""
+    """'' when a (what fn gave) and b (what was expected) agree (None counts as zeros), else
+    what differs: at the worst element, its index, both values and the errors."""
     if a is None and b is None:
         return ""
     if a is None or b is None:
         other = b if a is None else a
         if isinstance(other, torch.Tensor) and not other.detach().any():
             return ""
-        return f"{what}: one side is None"
+        if a is None:
+            return f"{what}: got None, expected a tensor that is not zero"
+        return f"{what}: got a tensor that is not zero, expected None"
+    a, b = a.detach(), b.detach()
     try:
-        torch.testing.assert_close(a.detach(), b.detach(), atol=atol, rtol=rtol, equal_nan=True)
+        torch.testing.assert_close(a, b, atol=atol, rtol=rtol, equal_nan=True)
     except AssertionError as e:
-        return f"{what}: {str(e).splitlines()[0]} {str(e).splitlines()[-1].strip()}"
+        if a.shape != b.shape or a.dtype != b.dtype or a.is_complex():
+            return f"{what}: {' '.join(str(e).split())}"  # (a shape or dtype: one line)
+        return f"{what}: {worst_element(a, b, atol, rtol)}"
     return ""
 
 
@@ -209,27 +200,33 @@ def check(fn, *inputs, reference: Callable | None = None, seed: int = 0,
     if not _grad_inputs(inputs):
         raise ValueError("check(): no input requires grad: give the differentiable inputs "
                          "requires_grad=True")
-    run = _Run(call, inputs, reference, seed, atol, rtol)
-    run.backend = compile_backend
-    for name in CHECKS:
-        if name in skip:
-            run.report[name] = ("skip", skip[name])
-            continue
-        if not run.grad_out and name in _DIFFERENTIATING:
-            run.report[name] = ("skip", "no output is differentiable")
-            continue
-        try:
-            _LEGS[name](run)
-        except Exception as e:  # a leg that raises is a failure, reported with the error
-            run.report[name] = ("fail", f"{type(e).__name__}: {str(e).splitlines()[0]}")
-    return ParityReport(_name(fn), run.report)
+    with collected_warnings() as caught:
+        run = _Run(call, inputs, reference, seed, atol, rtol)
+        run.backend = compile_backend
+        for name in CHECKS:
+            if name in skip:
+                run.report[name] = ("skip", skip[name])
+            elif not run.grad_out and name in _DIFFERENTIATING:
+                run.report[name] = ("skip", "no output is differentiable")
+            else:
+                _run_leg(run, name)
+    report = ParityReport(_name(fn), settled(run.report, reference is not None))
+    add_warnings(report, caught)
+    return report
+
+
+def _run_leg(run: _Run, name: str) -> None:
+    try:
+        _LEGS[name](run)
+    except Exception as e:  # a leg that raises is a failure, reported with the whole error
+        run.report[name] = ("fail", error_text(e))
 
 
 def assert_parity(fn, *inputs, **kwargs) -> ParityReport:
     """``check``, raising AssertionError with every failed check when one fails."""
     report = check(fn, *inputs, **kwargs)
     if not report.ok:
-        raise AssertionError(f"{report.name} differs:\n" + "\n".join(
+        raise AssertionError(f"{report.name} differs:\n  {report.cause_line()}\n" + "\n".join(
             f"  {k}: {d}" for k, d in report.failures().items()))
     return report
 
@@ -284,7 +281,7 @@ def _double_backward(run: _Run) -> None:
     except RuntimeError as e:  # the reference cannot be differentiated twice
         nan = any(a is not None and torch.isnan(a).any() for s in second for a in s)
         run.put("double_backward", "second derivative has nan" if nan else "",
-                f"the reference has none ({str(e).splitlines()[0]})")
+                f"the reference has none ({error_text(e)})")
         return
     problems = []
     for i, (s, r) in enumerate(zip(second, ref_second)):
@@ -331,16 +328,41 @@ def _numerical(run: _Run, name: str, checker) -> None:
     try:
         checker(run.fn, _float64(run.inputs))
     except Exception as e:
-        if run.reference is None:
-            raise
-        try:
-            checker(run.reference, _float64(run.inputs))
-        except Exception as r:
-            run.report[name] = ("skip", "the reference fails it too: "
-                                        f"{type(r).__name__}: {str(r).splitlines()[0]}")
-            return
-        raise e
+        if run.reference is not None:
+            try:
+                checker(run.reference, _float64(run.inputs))
+            except Exception as r:
+                run.report[name] = ("skip", "the reference fails it too: "
+                                    + _numerical_error(run, name, run.reference, r))
+                return
+        run.report[name] = ("fail", _numerical_error(run, name, run.fn, e))
+        return
     run.put(name, "")
+
+
+def _numerical_error(run: _Run, name: str, fn, error: Exception) -> str:
+    """gradcheck's error, its Jacobians (which it prints whole) told by their worst entry."""
+    if not (isinstance(error, GradcheckError)
+            and "Jacobian mismatch" in str(error)):
+        return error_text(error)
+    inputs = _float64(run.inputs)
+    if name == "gradcheck":
+        worst = jacobian_mismatch(fn, inputs, "output")
+    else:  # (the derivative of the gradients, with the run's grad_output held fixed)
+        worst = jacobian_mismatch(_gradients_of(fn, run.grad_out), inputs, "gradient")
+    return f"GradcheckError: {worst}" if worst else error_text(error)
+
+
+def _gradients_of(fn, grad_out: list) -> Callable:
+    """The gradients of fn's differentiable outputs as a function of its inputs (zeros for
+    an input the output does not reach), with a graph, for their own derivative."""
+    def gradients(*args):
+        outs = _diff(fn(*args))
+        leaves = _grad_inputs(args)
+        got = torch.autograd.grad(outs, leaves, [g.to(o.dtype) for g, o in zip(grad_out, outs)],
+                                  create_graph=True, allow_unused=True)
+        return tuple(torch.zeros_like(x) if g is None else g for g, x in zip(got, leaves))
+    return gradients
 
 
 def _float64(inputs: tuple) -> tuple:
@@ -378,7 +400,7 @@ def _on_ext(run: _Run, name: str):
         # AttributeError, or inside torch's own code, as a custom op's schema check)
         if not isinstance(e, (TypeError, AttributeError)) and not _raised_in_torch(e):
             raise
-        run.report[name] = ("skip", f"does not run on ext tensors ({type(e).__name__})")
+        run.report[name] = ("skip", f"does not run on ext tensors ({error_text(e)})")
         return None
 
 
@@ -407,7 +429,7 @@ def _mini_engine(run: _Run) -> None:
     outs = [o for o in _outputs(out) if isinstance(o, Tensor) and o.requires_grad]
     leaves = [i for i in inputs if isinstance(i, Tensor) and i.requires_grad]
     if not outs:
-        run.put("mini_engine", "; ".join(p for p in problems if p), "values (not differentiable)")
+        run.put("mini_engine", _on_ext_problems(problems), "values (not differentiable)")
         return
     got = grad(outs, leaves, [tensor(g.numpy()) for g in run.grad_out][: len(outs)],
                create_graph=True, allow_unused=True)
@@ -422,7 +444,12 @@ def _mini_engine(run: _Run) -> None:
         ours = _weighted_grad(a, leaves)
         problems += [_close(_as_torch(x), y, f"second derivative {i},{j}", run.atol, run.rtol)
                      for j, (x, y) in enumerate(zip(ours, second))]
-    run.put("mini_engine", "; ".join(p for p in problems if p))
+    run.put("mini_engine", _on_ext_problems(problems))
+
+
+def _on_ext_problems(problems: list) -> str:
+    found = "; ".join(p for p in problems if p)
+    return f"on ext tensors (expected: fn's results on torch tensors): {found}" if found else ""
 
 
 def _hook_order(fn, inputs: tuple, grad_out: list) -> list:
@@ -458,7 +485,11 @@ def _hooks(run: _Run) -> None:
     detail = " < ".join(mine)
     ran = _on_ext(run, "hooks")
     if ran is None:
-        run.put("hooks", "; ".join(problems), detail + " (mini-engine skipped)")
+        if want is None:  # (compared with nothing)
+            run.report["hooks"] = ("skip", "no reference given, and fn does not run on ext "
+                                           f"tensors (torch fired {detail})")
+        else:
+            run.put("hooks", "; ".join(problems), detail + " (mini-engine skipped)")
         return
     # (exactly torch's order for the same graph: fn's own on torch, or, where fn on ext builds
     # the reference's graph, as a built-in op does, the reference's)
@@ -545,7 +576,7 @@ def _version(run: _Run) -> None:
 def _saved_bytes(run: _Run) -> None:
     mine = saved_bytes(run.fn, *_fresh(run.inputs))
     if run.reference is None:
-        run.report["saved_bytes"] = ("pass", f"{mine} B (no reference)")
+        run.report["saved_bytes"] = ("skip", f"no reference given (fn saves {mine} B)")
         return
     ref = saved_bytes(run.reference, *_fresh(run.inputs))
     run.put("saved_bytes", f"{mine} B saved, the reference {ref} B" if mine > ref else "",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _dtype
+from ..._args import not_a_tensor
 from ..._dtype import FROM_NUMPY
 from ..._state import STATE
 from ..._tensor import Tensor, _wrap_dim, wrap
@@ -29,8 +30,7 @@ REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 def _check_tensor(x, fn: str, arg: str = "input", position: int = 1) -> None:
     if type(x) is not Tensor:
-        raise TypeError(f"{fn}(): argument '{arg}' (position {position}) must be Tensor, not "
-                        f"{type(x).__name__}")
+        raise not_a_tensor(x, fn, arg, position)
 
 
 def _not_implemented(kernel: str, d: np.ndarray) -> NotImplementedError:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..._args import not_a_tensor
 from ..._tensor import Tensor, _wrap_dim, wrap
 from .._op import JOINTLY_LINEAR, LINEAR, Overload, declare, dispatch, read_history
 from ._builtin import namespace_of
@@ -646,8 +647,7 @@ class IndexAdd(_Indexing):
 
 def _check_index_arg(fn: str, index) -> None:
     if type(index) is not Tensor:
-        raise TypeError(f"{fn}(): argument 'index' (position 2) must be Tensor, not "
-                        f"{type(index).__name__}")
+        raise not_a_tensor(index, fn, "index", 2)
 
 
 def _index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:

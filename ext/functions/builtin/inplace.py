@@ -13,6 +13,7 @@ import weakref
 
 import numpy as np
 
+from ..._args import not_a_tensor
 from ..._dtype import FROM_NUMPY
 from ..._factories import fill_number
 from ..._state import STATE
@@ -439,8 +440,7 @@ _zeroed.writes_through_aliases = _filled.writes_through_aliases = True
 
 def _copied(x: Tensor, src: Tensor) -> Tensor:
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
-                        f"{type(src).__name__}")
+        raise not_a_tensor(src, "copy_", "other", 1)
     xd, sd = x._data, src._data
     if sd.shape != xd.shape:
         try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._args import is_torch_tensor, mixed_operands, not_a_tensor
 from ..._dtype import FROM_NUMPY
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
@@ -148,8 +149,7 @@ class Bmm(Overload):
 def _check_tensors(a, b, name: str, second: str = "other") -> None:
     if type(a) is not Tensor or type(b) is not Tensor:
         bad, arg, pos = (a, "input", 1) if type(a) is not Tensor else (b, second, 2)
-        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(bad).__name__}")
+        raise not_a_tensor(bad, name, arg, pos)
 
 
 def _mm(a: Tensor, b: Tensor) -> Tensor:
@@ -335,10 +335,16 @@ def _batched(a: Tensor, b: Tensor) -> Tensor:
 
 
 def _matmul_operator(self, other):
-    return _matmul(self, other) if isinstance(other, Tensor) else NotImplemented
+    if isinstance(other, Tensor):
+        return _matmul(self, other)
+    if is_torch_tensor(other):
+        raise mixed_operands("matmul")
+    return NotImplemented
 
 
 def _rmatmul(self, other):
+    if is_torch_tensor(other):  # (torch's own @ gave up first: it says nothing)
+        raise mixed_operands("matmul")
     return NotImplemented  # (a tensor on the right of @ has a tensor on its left)
 
 

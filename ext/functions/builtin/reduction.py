@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ... import _dtype
-from ..._args import as_number
+from ..._args import as_number, not_a_tensor
 from ..._dtype import FROM_NUMPY
 from ..._state import STATE
 from ..._tensor import Tensor, _wrap_dim, wrap
@@ -127,8 +127,7 @@ def _sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum of all elements, or over ``dim`` (an int or a tuple of ints)."""
     check_keepdim(keepdim, "sum")
     if type(x) is not Tensor:
-        raise TypeError(f"sum(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+        raise not_a_tensor(x, "sum")
     d = x._data
     if dim is None:
         return dispatch(SumAll, np.add.reduce(d, axis=None, dtype=_sum_dtype(d, dtype)), (x,))
@@ -178,8 +177,7 @@ def _mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean of all elements, or over ``dim``."""
     check_keepdim(keepdim, "mean")
     if type(x) is not Tensor:
-        raise TypeError(f"mean(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+        raise not_a_tensor(x, "mean")
     d = x._data
     if dtype is not None:
         d = d.astype(_dtype_arg(dtype, "mean", dim))

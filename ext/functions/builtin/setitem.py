@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._args import not_a_tensor, not_a_tensor_element
 from ..._dtype import FROM_NUMPY
 from ..._factories import fill_number
 from ..._tensor import Tensor, wrap
@@ -187,8 +188,7 @@ def _write_whole(target: Tensor, value: Tensor) -> None:
 
 def _check_values(values, name: str) -> None:
     if not isinstance(values, Tensor):
-        raise TypeError(f"{name}(): argument 'values' (position 2) must be Tensor, not "
-                        f"{type(values).__name__}")
+        raise not_a_tensor(values, name, "values", 2)
 
 
 def _check_index_types(indices, name: str) -> None:
@@ -198,8 +198,7 @@ def _check_index_types(indices, name: str) -> None:
                         f"{type(indices).__name__}")
     for i, index in enumerate(indices):
         if type(index) is not Tensor:
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(index).__name__}")
+            raise not_a_tensor_element(index, i, name)
 
 
 def _check_index_count(x: Tensor, indices) -> None:

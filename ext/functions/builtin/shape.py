@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from ... import _dtype
-from ..._args import check_device, check_int
+from ..._args import check_device, check_int, not_a_tensor, not_a_tensor_element
 from ..._dtype import FROM_NUMPY
 from ..._tensor import Tensor, _wrap_dim
 from ..._warnings import warn_once
@@ -241,8 +241,7 @@ reshape_as = declare("reshape_as", function=reshape_as, functions=())
 
 def _other(other, name: str) -> Tensor:
     if type(other) is not Tensor:
-        raise TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not "
-                        f"{type(other).__name__}")
+        raise not_a_tensor(other, name, "other", 1)
     return other
 
 
@@ -696,8 +695,7 @@ def _tensor_list(tensors, name: str):
     moved = False
     for i, t in enumerate(tensors):
         if type(t) is not Tensor:
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(t).__name__}")
+            raise not_a_tensor_element(t, i, name)
         if t._vc and t._vc[0]:
             moved = True
     if moved:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...._args import not_a_tensor
 from ...._dtype import FROM_NUMPY
 from ...._tensor import Tensor
 
@@ -11,8 +12,7 @@ from ...._tensor import Tensor
 def check_tensor(x, fn: str, arg: str = "input", position: int = 1) -> None:
     """torch's TypeError for a non-tensor argument."""
     if type(x) is not Tensor:
-        raise TypeError(f"{fn}(): argument '{arg}' (position {position}) must be Tensor, not "
-                        f"{type(x).__name__}")
+        raise not_a_tensor(x, fn, arg, position)
 
 
 def float_kernel(d: np.ndarray, kernel: str) -> None:

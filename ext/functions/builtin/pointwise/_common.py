@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...._args import not_a_tensor
 from ...._tensor import Tensor
 from .._builtin import binary_operands
 
 
 def operands(a, b, name: str):
     if type(a) is not Tensor:
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(a).__name__}")
+        raise not_a_tensor(a, name)
     ops = binary_operands(a, b)
     if ops is None:
-        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
-                        f"{type(b).__name__}")
+        raise not_a_tensor(b, name, "other", 2)
     return ops
 
 

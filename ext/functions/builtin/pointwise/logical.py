@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .... import _dtype
+from ...._args import is_torch_tensor, mixed_operands
 from ...._state import STATE
 from ...._tensor import Tensor, wrap
 from ....autograd.graph import gradient_edge
@@ -18,6 +19,8 @@ def _compare(name: str, kernel):
     def compare(a, b) -> Tensor:
         ops = binary_operands(a, b) if type(a) is Tensor else None
         if ops is None:
+            if is_torch_tensor(b):  # (NotImplemented would compare identities: False)
+                raise mixed_operands(name)
             return NotImplemented
         return wrap(apply(kernel, *ops))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .... import _dtype
+from ...._args import not_a_tensor
 from ...._tensor import Tensor
 from ..._op import ELEMENTWISE, Overload, declare, dispatch
 from .. import inplace  # (bound before it is loaded whole when it is imported first)
@@ -300,8 +301,7 @@ def _extremum_jvp(a, b, ta, tb, wins):
 def _extremum(name: str, ov: type, kernel, a, b) -> Tensor:
     if type(a) is not Tensor or type(b) is not Tensor:
         bad = b if type(a) is Tensor else a
-        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
-                        f"{type(bad).__name__}")
+        raise not_a_tensor(bad, name, "other", 2)
     ad, bd = binary_operands(a, b)
     return dispatch(ov, apply(kernel, ad, bd), (a, b))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .... import _dtype
+from ...._args import not_a_tensor
 from ...._tensor import Tensor
 from ..._op import ELEMENTWISE, FLOAT, LINEAR, Overload, declare, dispatch
 from .._builtin import namespace_of
@@ -12,8 +13,7 @@ from ._common import quiet
 
 
 def _not_a_tensor(name: str, x) -> TypeError:
-    return TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                     f"{type(x).__name__}")
+    return not_a_tensor(x, name)
 
 
 def _no_kernel(kernel: str, d: np.ndarray) -> NotImplementedError:
@@ -299,8 +299,7 @@ class Relu(Overload):
 
 def _relu(x: Tensor) -> Tensor:
     if type(x) is not Tensor:
-        raise TypeError(f"relu(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+        raise not_a_tensor(x, "relu")
     d = x._data
     if d.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
