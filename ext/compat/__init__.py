@@ -38,6 +38,8 @@ from typing import Any
 
 import torch
 
+from .._args import wrong_engine_output
+from .._tensor import Tensor as ExtTensor
 from ..autograd import function as _function
 from ..autograd.function import Function, bind_arguments
 
@@ -82,7 +84,12 @@ def apply(fn: type, args: tuple, kwargs: dict) -> Any:
     if _forward_ad._current_level >= 0:
         return to_torch(fn, "jvp").apply(*args)
     made = _DEFAULT.get(fn)  # (the common call: one lookup, no key to build)
-    return (made or to_torch(fn)).apply(*args)
+    out = (made or to_torch(fn)).apply(*args)
+    # (torch passes an ext tensor through as a plain value, its graph lost: a type check of
+    # the results, here rather than in a wrapper of forward, which would cost a call)
+    if type(out) is ExtTensor or type(out) is tuple and ExtTensor in map(type, out):
+        _check_engine(fn, out if type(out) is tuple else (out,))
+    return out
 
 
 _functorch_active = torch._C._are_functorch_transforms_active
@@ -164,12 +171,33 @@ def _make(fn: type, flavour: str) -> type:
                 setup(ctx, (), None)
                 return cast_forward(ctx, *args)
 
-    namespace["forward"] = staticmethod(forward)
+    # (the default flavour's results are checked in ``apply``, at no extra call)
+    namespace["forward"] = staticmethod(_same_engine(fn, forward) if flavour == "jvp"
+                                        else forward)
     namespace["backward"] = staticmethod(backward)
     if flavour == "jvp":
         namespace["jvp"] = staticmethod(fn.jvp)
     # torch names the node after the class: <Name>Backward, as ext does
     return type(fn.__name__, (torch.autograd.Function,), namespace)
+
+
+def _same_engine(fn: type, forward):
+    """``forward``, refusing an ext tensor among its results: torch would keep it as a plain
+    value, and the graph would be lost without a word."""
+    def checked(*args):
+        out = forward(*args)
+        # (a type check of the results only: this runs on every call)
+        if type(out) is ExtTensor or type(out) is tuple and ExtTensor in map(type, out):
+            _check_engine(fn, out if type(out) is tuple else (out,))
+        return out
+
+    return checked
+
+
+def _check_engine(fn: type, outs: tuple) -> None:
+    for k, o in enumerate(outs):
+        if type(o) is ExtTensor:
+            raise wrong_engine_output(fn.__name__, k, "an ext.Tensor", "torch.Tensor")
 
 
 def _make_builtin(ov: type, flavour: str) -> type:
@@ -317,7 +345,7 @@ def _make_func(fn: type, backward) -> type:
     """The torch.func flavour: ``forward(*args)`` + ``setup_context`` + a generated vmap rule.
     A Function written that way is used as it is; a ``forward(ctx, ...)`` one is derived."""
     if _separate(fn):
-        namespace = {"forward": staticmethod(fn.forward),
+        namespace = {"forward": staticmethod(_same_engine(fn, fn.forward)),
                      "setup_context": staticmethod(fn.setup_context),
                      "backward": staticmethod(backward), "_ext_outputs": None}
         if "vmap" in vars(fn):
@@ -333,6 +361,7 @@ def _make_func(fn: type, backward) -> type:
         rec = _Recorder(tuple(isinstance(a, torch.Tensor) and a.requires_grad for a in args))
         out = body(rec, *args)
         outs = out if isinstance(out, tuple) else (out,)
+        _check_engine(fn, outs)
         extra: list = []
         places = (("input", args), ("output", outs))
 
@@ -414,3 +443,11 @@ def _prepare_all() -> None:
 
 _prepare_all()
 
+# (the drop-in pack's ops as torch.ops.ext.<name>, registered with the bridge: ext.compat.library)
+from .library import register_pack as _register_pack  # noqa: E402
+
+_register_pack()
+
+# (``ext.compat.patch(model, ...)``: the pack put into a built torch model; the function takes
+# the name of its module, which stays reachable as ``sys.modules["ext.compat.patch"]``)
+from .patch import patch  # noqa: E402

@@ -2,7 +2,8 @@
 
 ``Module`` and its hooks, ``Parameter``, the layers (``Linear``, ``LayerNorm``, ``Embedding``,
 activations, ``Dropout``), containers (``Sequential``, ``ModuleList``), losses, ``ext.nn.init``
-and ``ext.nn.functional``.
+and ``ext.nn.functional``; ``ext.nn.pack`` holds the drop-in pack's own ops (SwiGLU, Entmax15,
+...) as modules.
 """
 
 from . import functional
@@ -25,8 +26,8 @@ from .modules import (
     Softmax,
     Tanh,
 )
-from . import init
+from . import init, pack
 
-__all__ = ["functional", "init", "Parameter", "Module", "Sequential", "ModuleList", "Linear",
-           "Identity", "ReLU", "Sigmoid", "Tanh", "GELU", "SiLU", "Softmax", "Dropout",
+__all__ = ["functional", "init", "pack", "Parameter", "Module", "Sequential", "ModuleList",
+           "Linear", "Identity", "ReLU", "Sigmoid", "Tanh", "GELU", "SiLU", "Softmax", "Dropout",
            "LayerNorm", "Embedding", "MSELoss", "CrossEntropyLoss"]
