@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/chain.py --write
 	$(BIN)/python benchmarks/mlp.py --write
 	$(BIN)/python benchmarks/pack.py --write
+	$(BIN)/python benchmarks/llama.py --write
 	$(BIN)/python benchmarks/ops.py --write
 
 # The documentation site in docs/_build/html (open index.html there): docs/*.md, the walkthroughs

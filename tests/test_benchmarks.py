@@ -22,3 +22,10 @@ def test_every_builtin_op_has_a_benchmark_recipe_that_runs_on_both_engines():
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "every built-in node name" in done.stdout, done.stdout
+
+
+def test_the_llama_benchmark_times_the_patched_and_unpatched_step():
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "llama.py"), "--repeats",
+                           "1", "--steps", "1"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "| unpatched |" in done.stdout and "| patched |" in done.stdout, done.stdout
