@@ -61,6 +61,34 @@ def _inplace_grad(op: str, grad, saved: tuple):
     return InplaceGrad.apply(grad, slope, out, op) if _recording(grad) else grad * slope
 
 
+def _lanes(op: str, value, slope, plain_grad, into) -> tuple:
+    """The forward and backward of an activation with an in-place form, from its parts:
+    ``value(x)`` (the result, fresh), ``slope(x)`` (the derivative, fresh), ``plain_grad(x,
+    grad)`` (grad times the derivative from differentiable ops: the plain path, for a backward
+    that is recorded) and ``into(x)`` (the result written into x). Out of place, backward keeps
+    x; in place, the slope, computed before x is overwritten."""
+
+    def forward(ctx, x, inplace=False):
+        ctx.inplace = inplace
+        if not inplace:
+            ctx.save_for_backward(x)
+            return value(x)
+        ctx.save_for_backward(slope(x), x)  # (x: the output, once written)
+        ctx.mark_dirty(x)
+        into(x)
+        return x  # (x itself, not the in-place op's result: torch.compile asks for it)
+
+    def backward(ctx, grad):
+        if ctx.inplace:
+            return _inplace_grad(op, grad, ctx.saved_tensors), None
+        (x,) = ctx.saved_tensors
+        if _recording(grad):
+            return plain_grad(x, grad), None
+        return slope(x).mul_(grad), None  # (the fast lane: one fresh tensor, written in place)
+
+    return staticmethod(forward), staticmethod(backward)
+
+
 def _check_inplace(op: str, x) -> None:
     """Refuse, before any work, an in-place write that torch refuses: into a leaf that requires
     grad, or into a view of one, while grad mode is on."""
@@ -109,25 +137,8 @@ class Silu(PackFunction):
     saves = "x (the composite: x and sigmoid(x)); inplace=True: the derivative (F.silu: a copy " \
         "of x)"
 
-    @staticmethod
-    def forward(ctx, x, inplace=False):
-        ctx.inplace = inplace
-        if not inplace:
-            ctx.save_for_backward(x)
-            return x.sigmoid().mul_(x)
-        ctx.save_for_backward(_silu_slope(x), x)  # (x: the output, once written)
-        ctx.mark_dirty(x)
-        _silu_into(x)
-        return x  # (x itself, not the in-place op's result: torch.compile asks for it)
-
-    @staticmethod
-    def backward(ctx, grad):
-        if ctx.inplace:
-            return _inplace_grad("silu", grad, ctx.saved_tensors), None
-        (x,) = ctx.saved_tensors
-        if _recording(grad):
-            return grad * _silu_grad(x), None
-        return _silu_slope(x).mul_(grad), None
+    forward, backward = _lanes("silu", lambda x: x.sigmoid().mul_(x), _silu_slope,
+                               lambda x, grad: grad * _silu_grad(x), _silu_into)
 
 
 def _mish_parts(x):
@@ -136,6 +147,11 @@ def _mish_parts(x):
     s = x.sigmoid()
     q = (s - 2).mul_(s)
     return s, q, -2 - q
+
+
+def _mish_value(x):
+    _, q, d = _mish_parts(x)
+    return q.mul_(x).div_(d)
 
 
 def _mish_into(x):
@@ -168,26 +184,8 @@ class Mish(PackFunction):
     saves = "x (the composite: x and softplus(x)); inplace=True: the derivative (F.mish: a copy " \
         "of x)"
 
-    @staticmethod
-    def forward(ctx, x, inplace=False):
-        ctx.inplace = inplace
-        if not inplace:
-            ctx.save_for_backward(x)
-            _, q, d = _mish_parts(x)
-            return q.mul_(x).div_(d)
-        ctx.save_for_backward(_mish_slope(x), x)  # (x: the output, once written)
-        ctx.mark_dirty(x)
-        _mish_into(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad):
-        if ctx.inplace:
-            return _inplace_grad("mish", grad, ctx.saved_tensors), None
-        (x,) = ctx.saved_tensors
-        if _recording(grad):
-            return grad * _mish_grad(x), None
-        return _mish_slope(x).mul_(grad), None
+    forward, backward = _lanes("mish", _mish_value, _mish_slope,
+                               lambda x, grad: grad * _mish_grad(x), _mish_into)
 
 
 def _erf_cdf(x):
@@ -295,25 +293,8 @@ class Hardswish(PackFunction):
     saves = "x (the composite: three tensors); inplace=True: the derivative (F.hardswish: a " \
         "copy of x)"
 
-    @staticmethod
-    def forward(ctx, x, inplace=False):
-        ctx.inplace = inplace
-        if not inplace:
-            ctx.save_for_backward(x)
-            return (x + 3).clamp_(0, 6).div_(6).mul_(x)
-        ctx.save_for_backward(_hardswish_slope(x), x)  # (x: the output, once written)
-        ctx.mark_dirty(x)
-        _hardswish_into(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad):
-        if ctx.inplace:
-            return _inplace_grad("hardswish", grad, ctx.saved_tensors), None
-        (x,) = ctx.saved_tensors
-        if _recording(grad):
-            return _hardswish_grad(x, grad), None
-        return _hardswish_slope(x).mul_(grad), None
+    forward, backward = _lanes("hardswish", lambda x: (x + 3).clamp_(0, 6).div_(6).mul_(x),
+                               _hardswish_slope, _hardswish_grad, _hardswish_into)
 
 
 def _hardsigmoid_into(x):
