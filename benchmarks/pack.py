@@ -133,7 +133,7 @@ OPS = [
 
 
 # the sizes timed, each with the calls per timed run
-SIZES = ((4096, 50), (1 << 20, 2))
+SIZES = ((4096, 50), (1 << 20, 5))
 
 
 def _time_op(mine, ref, arity: int, n: int, calls: int, repeats: int,
@@ -207,7 +207,10 @@ def _ops_lines(repeats: int, only: set | None) -> list[str]:
     heads = " | ".join(f"{n} pack us | {n} reference us | {n} ratio" for n, _ in SIZES)
     lines = ["Each pack op against its native op or composite, on torch: forward + backward of "
              + " and of ".join(f"{n}" for n, _ in SIZES) + " float32 elements (random "
-             "grad_output), and the bytes saved for backward at 4096 elements (unique storages, "
+             "grad_output; medians of " + str(repeats) + " interleaved runs of "
+             + " and of ".join(f"{c}" for _, c in SIZES) + " calls: at 1M elements a run's time "
+             "depends on whether the allocator hands back pages it had freed, and single runs "
+             "vary by 2x), and the bytes saved for backward at 4096 elements (unique storages, "
              "through saved_tensors_hooks).", "",
              f"| op | {heads} | pack saved B | reference saved B |",
              "|---|" + "---:|" * (3 * len(SIZES) + 2)]
@@ -229,7 +232,7 @@ def main() -> None:
     if only:
         if args.write:
             parser.error("--only times a part of the table: it cannot be written")
-        print("\n".join(_ops_lines(max(3, args.repeats // 3), only)))
+        print("\n".join(_ops_lines(args.repeats, only)))
         return
     t, b, tb, bb = bridge_overhead(args.repeats)
     lines = ["## pack: the bridge and the drop-in ops (benchmarks/pack.py)", "",
@@ -240,7 +243,7 @@ def main() -> None:
              "|---|---:|---:|---:|",
              f"| forward | {t:.2f} | {b:.2f} | {b / t:.2f}x |",
              f"| forward + backward | {tb:.2f} | {bb:.2f} | {bb / tb:.2f}x |", ""]
-    lines += _ops_lines(max(3, args.repeats // 3), None)
+    lines += _ops_lines(args.repeats, None)
     lines += ["", "The losses: forward + backward at N=4096 rows, H=64, V=8192 classes, float32 "
               "(cross_entropy_lse on the logits; fused_linear_cross_entropy from x, weight and "
               "bias, chunks of 1024 rows), and the bytes saved for backward.", "",

@@ -262,12 +262,13 @@ class GeluTanh(PackFunction):
 
 def _hardswish_slope(x):
     # 0 at and below -3, x / 3 + 1/2 inside, 1 at and above 3 (nan: 1, as torch). With
-    # h = clamp(x + 3, 0, 6) (nan read as 6) and m = sign(h (6 - h)), 1 strictly inside and 0
-    # elsewhere, that is (h + (h - 3) m) / 6: float ops only, no bool masks or where, which
-    # torch's CPU kernels run several times slower (benchmarks/pack.py)
-    h = (x + 3).clamp_(0, 6).nan_to_num_(6.0)
-    inside = (6 - h).mul_(h).sign_()
-    return (h - 3).mul_(inside).add_(h).div_(6)
+    # u = clamp(x, -3, 3) / 3, floor(u^2) is 1 at the bounds u = +-1 and 0 inside, so that
+    # trunc(u) = u floor(u^2) and the slope is u - trunc(u) / 2 + 1/2: float ops only, with two
+    # fresh tensors (bool masks and where run several times slower on torch's CPU kernels, and
+    # each fresh tensor costs a pass: benchmarks/pack.py)
+    u = x.clamp(-3, 3).div_(3)
+    bound = (u * u).floor_().mul_(u).mul_(0.5)
+    return u.sub_(bound).add_(0.5).nan_to_num_(1.0)
 
 
 def _hardswish_grad(x, grad):
@@ -278,7 +279,7 @@ def _hardswish_grad(x, grad):
 
 
 def _hardswish_into(x):
-    x.mul_((x + 3).clamp_(0, 6).div_(6))
+    x.mul_((x + 3).clamp_(0, 6)).div_(6)  # (x h / 6, as torch's kernel rounds it)
 
 
 class Hardswish(PackFunction):
@@ -293,8 +294,22 @@ class Hardswish(PackFunction):
     saves = "x (the composite: three tensors); inplace=True: the derivative (F.hardswish: a " \
         "copy of x)"
 
-    forward, backward = _lanes("hardswish", lambda x: (x + 3).clamp_(0, 6).div_(6).mul_(x),
+    forward, backward = _lanes("hardswish", lambda x: (x + 3).clamp_(0, 6).mul_(x).div_(6),
                                _hardswish_slope, _hardswish_grad, _hardswish_into)
+
+
+# above this many elements, |x| < 3 is taken from float ops and one float-to-bool conversion:
+# torch's CPU comparison kernels run several times slower than these over large tensors, and
+# faster over small ones (benchmarks/pack.py)
+_FLOAT_MASK_FROM = 1 << 16
+
+
+def _inside_three(x):
+    """|x| < 3 as a bool tensor, False at nan."""
+    if x.numel() < _FLOAT_MASK_FROM:
+        return x.abs() < 3
+    # |clamp(x, -3, 3)| - 3 is 0 at and beyond the bounds, negative inside, nan at nan
+    return x.clamp(-3, 3).abs_().sub_(3).nan_to_num_(0.0).to(namespace_of(x).bool)
 
 
 def _hardsigmoid_into(x):
@@ -313,7 +328,7 @@ class Hardsigmoid(PackFunction):
 
     @staticmethod
     def forward(ctx, x, inplace=False):
-        ctx.save_for_backward(x.abs() < 3)  # (False at nan)
+        ctx.save_for_backward(_inside_three(x))
         if not inplace:
             return (x + 3).clamp_(0, 6).div_(6)
         ctx.mark_dirty(x)
@@ -327,8 +342,8 @@ class Hardsigmoid(PackFunction):
         if _recording(grad):
             return ns.where(inside, grad / 6, 0.0), None
         # the mask as 0/1 in grad's dtype: through uint8, which converts several times faster
-        # than bool, and a product in place of where (benchmarks/pack.py)
-        return inside.view(ns.uint8).to(grad.dtype).mul_(grad).div_(6), None
+        # than bool, and a product in place of where (benchmarks/pack.py); times 1/6, as torch
+        return inside.view(ns.uint8).to(grad.dtype).mul_(grad).mul_(1 / 6), None
 
 
 class Hardmish(PackFunction):
