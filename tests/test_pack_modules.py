@@ -285,6 +285,10 @@ PACK_ONLY = {
     "Entmax15": ({}, entmax15_reference, (4, 7)),
     "SafeSoftmax": ({"dim": 0}, lambda x: torch.softmax(x, 0), (5, 3)),
     "Hardmish": ({}, lambda x: 0.5 * x * torch.clamp(x + 2, 0, 2), (4, 6)),
+    "SafeLogsumexp": ({}, lambda x: torch.logsumexp(x, -1), (4, 6)),
+    "SafeLogsumexp-dim0-keepdim": ({"dim": 0, "keepdim": True},
+                                   lambda x: torch.logsumexp(x, 0, keepdim=True), (4, 6)),
+    "Log1mexp": ({}, lambda x: torch.log(-torch.expm1(-x)), (4, 6)),
     "GradReverse": ({"alpha": 0.5}, lambda x: -0.5 * x + (1.5 * x).detach(), (4, 3)),
     "GradScale": ({"scale": 3.0}, lambda x: 3.0 * x - (2.0 * x).detach(), (4, 3)),
     "FakeQuantSTE": ({"scale": 0.25, "zero_point": 2, "qmin": -8, "qmax": 7}, _fake_quant_ref,
@@ -308,7 +312,8 @@ def test_pack_only_module_matches_its_torch_reference(key, dtype):
     kwargs, reference, shape = PACK_ONLY[key]
     module = getattr(xnn, _module_name(key))(**kwargs)
     assert isinstance(module, nn.Module)
-    x = _x(*shape, dtype=dtype, low=-3.0, high=3.0)
+    low = 0.1 if key == "Log1mexp" else -3.0  # (log1mexp's domain: x > 0)
+    x = _x(*shape, dtype=dtype, low=low, high=3.0)
     if reference is None:  # (no torch reference: the pack function itself)
         fn = getattr(P, _module_name(key).lower())
         reference = lambda t: fn(t, **kwargs)  # noqa: E731
@@ -409,7 +414,8 @@ EXT_KWARGS = {"GeGLU": {"approximate": "tanh"}, "GradReverse": {"alpha": 0.5},
               "FakeQuantSTE": {"scale": 0.25, "zero_point": 2, "qmin": -8, "qmax": 7},
               "ClampMasked": {"min": -1.0, "max": 2.0, "boundary": "block"},
               "FusedLinearCrossEntropyLoss": {"label_smoothing": 0.1, "chunk_size": 3},
-              "SafeSoftmax": {"dim": 0}, "Sparsemax": {"dim": 0}}
+              "SafeSoftmax": {"dim": 0}, "Sparsemax": {"dim": 0},
+              "SafeLogsumexp": {"dim": 0, "keepdim": True}}
 
 
 def test_every_form_is_a_module_on_both_engines_with_one_constructor():
@@ -431,6 +437,8 @@ def _ext_inputs(name: str):
                 _rng.integers(0, 5, (7,)), _rng.normal(size=(5,)))
     if name == "SafeSoftmax":
         return _rng.normal(size=(4, 6)), _rng.uniform(size=(4, 6)) > 0.3
+    if name == "Log1mexp":
+        return (_rng.uniform(0.1, 3, (4, 6)),)
     return (_rng.uniform(-3, 3, (4, 6)),)
 
 
@@ -475,7 +483,8 @@ def _functional(name: str, kwargs: dict, x: list):
         return P.fused_linear_cross_entropy(x[0], x[1], x[2], x[3], **kwargs)
     if name == "SafeSoftmax":
         return P.safe_softmax(x[0], x[1], **kwargs)
-    fn = {"Entmax15": P.entmax15, "FakeQuantSTE": P.fake_quant_ste, "RoundSTE": P.round_ste,
+    fn = {"Entmax15": P.entmax15, "SafeLogsumexp": P.safe_logsumexp, "Log1mexp": P.log1mexp,
+          "FakeQuantSTE": P.fake_quant_ste, "RoundSTE": P.round_ste,
           "SignSTE": P.sign_ste, "ClampMasked": P.clamp_masked, "GradReverse": P.grad_reverse,
           "GradScale": P.grad_scale, "Hardmish": P.hardmish, "Quantize": P.quantize,
           "Sparsemax": P.sparsemax}[name]

@@ -9,7 +9,7 @@ writes into the input and returns it, as torch's does. Swapping one in changes w
 saves (see each op's contract), not the values.
 
 The pack's own ops (``SwiGLU``, ``GeGLU``, ``Sparsemax``, ``Entmax15``, ``SafeSoftmax``,
-``Hardmish``, ``GradReverse``, ``GradScale``, ``FakeQuantSTE``, ``ClampMasked``, ``RoundSTE``,
+``SafeLogsumexp``, ``Log1mexp``, ``Hardmish``, ``GradReverse``, ``GradScale``, ``FakeQuantSTE``, ``ClampMasked``, ``RoundSTE``,
 ``SignSTE``, ``Quantize``, ``FusedLinearCrossEntropyLoss``) come from the forms in
 ``ext.functions.dropin.forms``, made here over ``torch.nn.Module``: the same constructor
 arguments and repr as their mini-engine twins in ``ext.nn.pack``.
@@ -25,8 +25,9 @@ from .. import functions as _pack
 from ..functions.dropin import forms as _forms
 
 __all__ = ["SiLU", "Mish", "GELU", "Hardswish", "Hardsigmoid", "RMSNorm", "CrossEntropyLoss",
-           "SwiGLU", "GeGLU", "Sparsemax", "Entmax15", "SafeSoftmax", "Hardmish", "GradReverse",
-           "GradScale", "FakeQuantSTE", "ClampMasked", "RoundSTE", "SignSTE", "Quantize",
+           "SwiGLU", "GeGLU", "Sparsemax", "Entmax15", "SafeSoftmax", "SafeLogsumexp",
+           "Log1mexp", "Hardmish", "GradReverse", "GradScale", "FakeQuantSTE",
+           "ClampMasked", "RoundSTE", "SignSTE", "Quantize",
            "FusedLinearCrossEntropyLoss"]
 
 
@@ -117,6 +118,14 @@ class Entmax15(_forms.Entmax15Form, nn.Module):
 class SafeSoftmax(_forms.SafeSoftmaxForm, nn.Module):
     """softmax along ``dim`` under an optional bool mask; a row with nothing kept gives zeros
     and a zero gradient."""
+
+
+class SafeLogsumexp(_forms.SafeLogsumexpForm, nn.Module):
+    """logsumexp over ``dim`` with a finite gradient on all -inf rows."""
+
+
+class Log1mexp(_forms.Log1mexpForm, nn.Module):
+    """log(1 - exp(-x)) for x > 0, elementwise."""
 
 
 class Hardmish(_forms.HardmishForm, nn.Module):

@@ -18,8 +18,10 @@ from ..functions.dropin.forms import (
     GradReverseForm,
     GradScaleForm,
     HardmishForm,
+    Log1mexpForm,
     QuantizeForm,
     RoundSTEForm,
+    SafeLogsumexpForm,
     SafeSoftmaxForm,
     SignSTEForm,
     SparsemaxForm,
@@ -27,9 +29,9 @@ from ..functions.dropin.forms import (
 )
 from .modules.module import Module
 
-__all__ = ["SwiGLU", "GeGLU", "Sparsemax", "Entmax15", "SafeSoftmax", "Hardmish",
-           "GradReverse", "GradScale", "FakeQuantSTE", "ClampMasked", "RoundSTE", "SignSTE",
-           "Quantize", "FusedLinearCrossEntropyLoss", "FORMS"]
+__all__ = ["SwiGLU", "GeGLU", "Sparsemax", "Entmax15", "SafeSoftmax", "SafeLogsumexp", "Log1mexp",
+           "Hardmish", "GradReverse", "GradScale", "FakeQuantSTE", "ClampMasked",
+           "RoundSTE", "SignSTE", "Quantize", "FusedLinearCrossEntropyLoss", "FORMS"]
 
 
 class SwiGLU(SwiGLUForm, Module):
@@ -55,6 +57,14 @@ class SafeSoftmax(SafeSoftmaxForm, Module):
 
 class Hardmish(HardmishForm, Module):
     """0.5 x clamp(x + 2, 0, 2), on ext tensors."""
+
+
+class SafeLogsumexp(SafeLogsumexpForm, Module):
+    """logsumexp over ``dim`` with a finite gradient on all -inf rows, on ext tensors."""
+
+
+class Log1mexp(Log1mexpForm, Module):
+    """log(1 - exp(-x)) for x > 0, on ext tensors."""
 
 
 class GradReverse(GradReverseForm, Module):
@@ -92,7 +102,8 @@ class FusedLinearCrossEntropyLoss(FusedLinearCrossEntropyLossForm, Module):
 # (module name, its engine-agnostic form): what ext.compat.nn makes over torch.nn.Module too
 FORMS = {cls.__name__: form for cls, form in (
     (SwiGLU, SwiGLUForm), (GeGLU, GeGLUForm), (Sparsemax, SparsemaxForm),
-    (Entmax15, Entmax15Form), (SafeSoftmax, SafeSoftmaxForm), (Hardmish, HardmishForm),
+    (Entmax15, Entmax15Form), (SafeSoftmax, SafeSoftmaxForm), (SafeLogsumexp, SafeLogsumexpForm),
+    (Log1mexp, Log1mexpForm), (Hardmish, HardmishForm),
     (GradReverse, GradReverseForm), (GradScale, GradScaleForm),
     (FakeQuantSTE, FakeQuantSTEForm), (ClampMasked, ClampMaskedForm), (RoundSTE, RoundSTEForm),
     (SignSTE, SignSTEForm), (Quantize, QuantizeForm),

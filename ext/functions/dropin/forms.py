@@ -21,9 +21,9 @@ from .. import dropin as _pack
 from .normalizers import wrap_dim
 
 __all__ = ["SwiGLUForm", "GeGLUForm", "SparsemaxForm", "Entmax15Form", "SafeSoftmaxForm",
-           "HardmishForm", "GradReverseForm", "GradScaleForm", "FakeQuantSTEForm",
-           "ClampMaskedForm", "RoundSTEForm", "SignSTEForm", "QuantizeForm",
-           "FusedLinearCrossEntropyLossForm"]
+           "HardmishForm", "SafeLogsumexpForm", "Log1mexpForm", "GradReverseForm",
+           "GradScaleForm", "FakeQuantSTEForm", "ClampMaskedForm", "RoundSTEForm",
+           "SignSTEForm", "QuantizeForm", "FusedLinearCrossEntropyLossForm"]
 
 
 def _halves(name: str, x, dim: int) -> tuple:
@@ -115,6 +115,31 @@ class HardmishForm(_NoArgForm):
     def forward(self, input: Any) -> Any:  # noqa: A002
         """hardmish(input)."""
         return _pack.hardmish(input)
+
+
+class SafeLogsumexpForm:
+    """log(sum(exp(x))) over ``dim``, with a finite gradient where a row is all -inf."""
+
+    def __init__(self, dim: int | tuple = -1, keepdim: bool = False) -> None:
+        super().__init__()
+        self.dim = dim
+        self.keepdim = keepdim
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        """safe_logsumexp(input, dim, keepdim)."""
+        return _pack.safe_logsumexp(input, self.dim, self.keepdim)
+
+    def extra_repr(self) -> str:
+        """``dim=-1, keepdim=False``."""
+        return f"dim={self.dim}, keepdim={self.keepdim}"
+
+
+class Log1mexpForm(_NoArgForm):
+    """log1mexp(x) = log(1 - exp(-x)) for x > 0, elementwise."""
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        """log1mexp(input)."""
+        return _pack.log1mexp(input)
 
 
 class GradReverseForm:
