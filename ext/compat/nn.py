@@ -9,8 +9,9 @@ writes into the input and returns it, as torch's does. Swapping one in changes w
 saves (see each op's contract), not the values.
 
 The pack's own ops (``SwiGLU``, ``GeGLU``, ``Sparsemax``, ``Entmax15``, ``SafeSoftmax``,
-``SafeLogsumexp``, ``Log1mexp``, ``Hardmish``, ``GradReverse``, ``GradScale``, ``FakeQuantSTE``, ``ClampMasked``, ``RoundSTE``,
-``SignSTE``, ``Quantize``, ``FusedLinearCrossEntropyLoss``) come from the forms in
+``SafeLogsumexp``, ``Log1mexp``, ``Hardmish``, ``GradReverse``, ``GradScale``,
+``FakeQuantSTE``, ``ClampMasked``, ``RoundSTE``, ``SignSTE``, ``Quantize``,
+``FusedLinearCrossEntropyLoss``) come from the forms in
 ``ext.functions.dropin.forms``, made here over ``torch.nn.Module``: the same constructor
 arguments and repr as their mini-engine twins in ``ext.nn.pack``.
 
