@@ -40,6 +40,8 @@ from ._factories import (
     from_numpy,
     full,
     full_like,
+    get_rng_state,
+    initial_seed,
     is_inference,
     is_tensor,
     linspace,
@@ -51,11 +53,43 @@ from ._factories import (
     randint,
     randn,
     randn_like,
+    randperm,
+    seed,
+    set_rng_state,
     tensor,
     zeros,
     zeros_like,
 )
 from ._tensor import Size, Tensor, device
+from ._legacy import (
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    channels_last,
+    contiguous_format,
+    e,
+    finfo,
+    get_default_device,
+    get_num_threads,
+    iinfo,
+    inf,
+    is_floating_point,
+    layout,
+    memory_format,
+    nan,
+    numel,
+    pi,
+    preserve_format,
+    set_default_device,
+    set_num_threads,
+    strided,
+)
 from ._tensor_str import set_printoptions
 from ._warnings import is_warn_always_enabled, set_warn_always
 from . import autograd, functions  # noqa: E402  (the layers above the Tensor)
@@ -81,6 +115,19 @@ __version__ = "0.1.0"
 from . import nn
 from . import optim
 from . import utils  # as `import torch` loads torch.utils.checkpoint
+from ._legacy import Variable as _Variable
+
+autograd.Variable = _Variable  # type: ignore[attr-defined]  (torch.autograd.Variable)
+
+
+def __getattr__(name: str):
+    # Submodules loaded on first use: ext.testing imports torch (its harness compares with
+    # it), and the CUDA and backend stand-ins are rarely asked for.
+    if name in ("testing", "cuda", "backends"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 from ._torch_import import after_torch_import as _after_torch_import
 
 

@@ -8,33 +8,54 @@ from . import nn as nn
 from . import optim as optim
 from . import utils as utils
 
+from . import BoolTensor as BoolTensor
+from . import ByteTensor as ByteTensor
+from . import CharTensor as CharTensor
+from . import DoubleTensor as DoubleTensor
+from . import FloatTensor as FloatTensor
 from ._factories import Generator as Generator
+from . import HalfTensor as HalfTensor
+from . import IntTensor as IntTensor
+from . import LongTensor as LongTensor
+from . import ShortTensor as ShortTensor
 from ._tensor import Size as Size
 from ._tensor import Tensor as Tensor
 from ._tensor import device as device
 from ._dtype import dtype as dtype
 from .autograd.grad_mode import enable_grad as enable_grad
+from ._legacy import finfo as finfo
+from ._legacy import iinfo as iinfo
 from .autograd.grad_mode import inference_mode as inference_mode
+from ._legacy import layout as layout
+from ._legacy import memory_format as memory_format
 from .autograd.grad_mode import no_grad as no_grad
 from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
 
 __version__: Any
 annotations: Any
 bool: Any
+channels_last: Any
+contiguous_format: Any
 double: Any
+e: Any
 float: Any
 float16: Any
 float32: Any
 float64: Any
 half: Any
+inf: Any
 int: Any
 int16: Any
 int32: Any
 int64: Any
 int8: Any
 long: Any
+nan: Any
 ops: Any
+pi: Any
+preserve_format: Any
 short: Any
+strided: Any
 uint8: Any
 
 def abs(x: Tensor) -> Tensor:
@@ -76,11 +97,17 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 def bitwise_and(a, b) -> Tensor:
     """Elementwise ``&`` of bool or integer tensors."""
     ...
+def bitwise_left_shift(a, b) -> Tensor:
+    """Elementwise left shift of an integer tensor."""
+    ...
 def bitwise_not(x: Tensor) -> Tensor:
     """Elementwise ``~``: logical not of bools, bitwise not of integers."""
     ...
 def bitwise_or(a, b) -> Tensor:
     """Elementwise ``|`` of bool or integer tensors."""
+    ...
+def bitwise_right_shift(a, b) -> Tensor:
+    """Elementwise right shift of an integer tensor."""
     ...
 def bitwise_xor(a, b) -> Tensor:
     """Elementwise ``^`` of bool or integer tensors."""
@@ -109,7 +136,7 @@ def clamp_min(x: Tensor, min) -> Tensor:
 def clip(x: Tensor, min=None, max=None) -> Tensor:
     """x limited to [min, max] (either bound may be None; numbers or tensors)."""
     ...
-def clone(x: Tensor) -> Tensor:
+def clone(x: Tensor, *, memory_format=None) -> Tensor:
     """A copy with its own storage, recorded in the graph."""
     ...
 def concat(tensors: list | tuple, dim: int = 0, *, axis: int | None = None) -> Tensor:
@@ -139,10 +166,10 @@ def dot(u: Tensor, v: Tensor) -> Tensor:
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """The rows ``indices`` of the 2-D ``weight``: the result has shape indices.shape + (dim,)."""
     ...
-def empty(*size, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
+def empty(*size, dtype=None, layout=None, device=None, requires_grad: Any = False) -> Tensor:
     """A tensor with unspecified values (zeros here)."""
     ...
-def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
+def empty_like(t: Tensor, *, dtype=None, device=None, memory_format=None, requires_grad: Any = False) -> Tensor:
     """An uninitialised tensor (zeros here) shaped like ``t``."""
     ...
 def eq(a, b) -> Tensor:
@@ -172,13 +199,16 @@ def flip(x: Tensor, *dims) -> Tensor:
 def floor(x: Tensor) -> Tensor:
     """Round down."""
     ...
+def floor_divide(a, b, node: Any = ...) -> Tensor:
+    """Division rounded toward minus infinity (Python's ``//``)."""
+    ...
 def from_numpy(array: Any) -> Tensor:
     """A tensor sharing memory with a NumPy array."""
     ...
-def full(size, fill_value, *, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
+def full(size, fill_value, *, dtype=None, layout=None, device=None, requires_grad: Any = False) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype follows the value when not given."""
     ...
-def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
+def full_like(t: Tensor, fill_value, *, dtype=None, device=None, memory_format=None, requires_grad: Any = False) -> Tensor:
     """``fill_value`` everywhere, with the shape (and dtype) of ``t``."""
     ...
 def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
@@ -187,8 +217,17 @@ def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> 
 def ge(a, b) -> Tensor:
     """Elementwise ``ge`` comparison, a bool tensor (not differentiable)."""
     ...
+def get_default_device() -> Any:
+    """The default device: always the CPU."""
+    ...
 def get_default_dtype() -> Any:
     """The dtype of floating-point tensors made from Python floats (float32 unless changed)."""
+    ...
+def get_num_threads() -> Any:
+    """The number of threads set by ``set_num_threads`` (the CPU count by default)."""
+    ...
+def get_rng_state() -> Tensor:
+    """The default generator's state (a uint8 tensor, torch's layout)."""
     ...
 def gt(a, b) -> Tensor:
     """Elementwise ``gt`` comparison, a bool tensor (not differentiable)."""
@@ -199,11 +238,17 @@ def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries ``index`` (a vector of int64 or int32) along ``dim``, as a copy."""
     ...
+def initial_seed() -> Any:
+    """The seed the default generator was last started from."""
+    ...
 def is_anomaly_check_nan_enabled() -> bool:
     """Whether anomaly mode checks backward outputs for NaN."""
     ...
 def is_anomaly_enabled() -> bool:
     """Whether anomaly mode is on for this thread."""
+    ...
+def is_floating_point(input: Tensor) -> Any:
+    """Whether ``input``'s dtype is a floating-point type."""
     ...
 def is_grad_enabled() -> bool:
     """Whether operations are recorded for backward on this thread."""
@@ -269,7 +314,7 @@ def lt(a, b) -> Tensor:
     """Elementwise ``lt`` comparison, a bool tensor (not differentiable)."""
     ...
 def manual_seed(seed: Any) -> Any:
-    """Seed ext's default generator (rand, randn, randint)."""
+    """Seed the default generator (rand, randn, randint, randperm, nn.init, dropout)."""
     ...
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     """``x`` with ``value`` (a number or a 0-d tensor) where ``mask`` holds."""
@@ -319,10 +364,13 @@ def neg(x: Tensor) -> Tensor:
 def negative(x: Tensor) -> Tensor:
     """-x."""
     ...
-def ones(*size, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
+def numel(input: Tensor) -> Any:
+    """The number of elements of ``input``."""
+    ...
+def ones(*size, dtype=None, layout=None, device=None, requires_grad: Any = False) -> Tensor:
     """A tensor of ones."""
     ...
-def ones_like(t: Tensor, *, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
+def ones_like(t: Tensor, *, dtype=None, device=None, memory_format=None, requires_grad: Any = False) -> Tensor:
     """Ones with the shape (and dtype) of ``t``."""
     ...
 def permute(x: Tensor, dims: tuple | list) -> Tensor:
@@ -352,10 +400,16 @@ def randn(*size, dtype=None, generator=None, device=None, requires_grad: Any = F
 def randn_like(t: Tensor, *, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
     """Standard normal samples shaped like ``t``."""
     ...
+def randperm(n: Any, *, generator=None, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
+    """A random permutation of ``0 .. n-1``, the same one torch's CPU generator gives."""
+    ...
 def reciprocal(x: Tensor) -> Tensor:
     """1 / x: d/dx = -1/x² = -result²."""
     ...
 def relu(x: Tensor) -> Tensor: ...
+def remainder(input, other) -> Tensor:
+    """``ext.remainder``: either argument may be the number."""
+    ...
 def reshape(x: Tensor, *shape) -> Tensor:
     """``view`` when the strides allow it, else a reshaped copy."""
     ...
@@ -371,14 +425,26 @@ def rsub(x: Tensor, other, alpha=1) -> Tensor:
 def scatter(x: Tensor, dim: int, index: Tensor, src=None, *, value=None) -> Tensor:
     """A copy of ``x`` with ``src`` (a tensor or a number, or ``value``) written at ``index``"""
     ...
+def seed() -> Any:
+    """Seed the default generator nondeterministically, and return the seed."""
+    ...
 def select(x: Tensor, dim: int, index: int) -> Tensor:
     """Entry ``index`` along ``dim``, as a view without that dim."""
+    ...
+def set_default_device(device: Any) -> None:
+    """Accept the CPU (or None) as the default device; ext has no other device."""
     ...
 def set_default_dtype(d: Any) -> None:
     """Set the default floating-point dtype (float16, float32 or float64)."""
     ...
+def set_num_threads(num: Any) -> None:
+    """Set the number of threads ops may use (kept and reported; NumPy picks its own)."""
+    ...
 def set_printoptions(precision: int | None = None, threshold: float | None = None, edgeitems: int | None = None, linewidth: int | None = None, profile: str | None = None, sci_mode: bool | None = None) -> None:
     """Set the options used by :func:`tensor_repr`, with ``torch.set_printoptions`` semantics."""
+    ...
+def set_rng_state(new_state: Tensor) -> None:
+    """Restore the default generator's state from :func:`get_rng_state`."""
     ...
 def set_warn_always(value: bool) -> None:
     """Give once-per-process warnings every time (True) or only the first time (False)."""
@@ -455,9 +521,9 @@ def var(x: Tensor, dim=None, unbiased=..., keepdim: bool = False, *, correction=
 def where(condition: Tensor, a, b) -> Tensor:
     """Elements of ``a`` where ``condition`` holds, else of ``b``."""
     ...
-def zeros(*size, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
+def zeros(*size, dtype=None, layout=None, device=None, requires_grad: Any = False) -> Tensor:
     """A tensor of zeros."""
     ...
-def zeros_like(t: Tensor, *, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
+def zeros_like(t: Tensor, *, dtype=None, device=None, memory_format=None, requires_grad: Any = False) -> Tensor:
     """Zeros with the shape (and dtype) of ``t``."""
     ...

@@ -5,20 +5,22 @@ from __future__ import annotations
 import builtins
 import math
 import numbers
+import os
 import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
-from . import _args, _dtype
+from . import _args, _dtype, _random
 from ._args import not_a_tensor
 from ._dtype import FROM_NUMPY
+from ._legacy import check_layout, in_memory_format
 from ._tensor import Tensor, wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "eye", "rand", "randn", "randint", "zeros_like", "ones_like", "full_like",
            "empty_like", "rand_like", "randn_like", "manual_seed", "is_tensor", "is_inference",
-           "Generator"]
+           "Generator", "randperm", "seed", "initial_seed", "get_rng_state", "set_rng_state"]
 
 _PY_TYPES = {builtins.float: "float64", builtins.int: "int64", builtins.bool: "bool"}
 
@@ -258,19 +260,25 @@ def constant(kernel, size: tuple, dtype, device, requires_grad, fn: str,
     return _finish(kernel(_size(size, fn, negative), _np_dtype(dtype, fn)), requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
+def zeros(*size, dtype=None, layout=None, device=None,
+          requires_grad: builtins.bool = False) -> Tensor:
     """A tensor of zeros."""
+    check_layout(layout, "zeros")
     return constant(np.zeros, size, dtype, device, requires_grad, "zeros",
                     "zeros: Dimension size must be non-negative.")
 
 
-def ones(*size, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
+def ones(*size, dtype=None, layout=None, device=None,
+         requires_grad: builtins.bool = False) -> Tensor:
     """A tensor of ones."""
+    check_layout(layout, "ones")
     return constant(np.ones, size, dtype, device, requires_grad, "ones")
 
 
-def empty(*size, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
+def empty(*size, dtype=None, layout=None, device=None,
+          requires_grad: builtins.bool = False) -> Tensor:
     """A tensor with unspecified values (zeros here)."""
+    check_layout(layout, "empty")
     return constant(np.zeros, size, dtype, device, requires_grad, "empty")
 
 
@@ -289,9 +297,10 @@ def _fill_value(value, fn: str):
     return value
 
 
-def full(size, fill_value, *, dtype=None, device=None,
+def full(size, fill_value, *, dtype=None, layout=None, device=None,
          requires_grad: builtins.bool = False) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype follows the value when not given."""
+    check_layout(layout, "full")
     return filled(size, fill_value, dtype, device, requires_grad, "full")
 
 
@@ -433,32 +442,100 @@ def eye(n: builtins.int, m: builtins.int | None = None, *, dtype=None, device=No
 
 
 class Generator:
-    """ext's random number generator (its own stream: values differ from torch's)."""
+    """A CPU random number generator that makes torch's stream: the same seed gives the same
+    numbers on ext as on torch (mt19937, with torch's sampling algorithms)."""
 
     def __init__(self, device: str = "cpu") -> None:
-        self._rng = np.random.default_rng(0)
-        self._seed = 0
+        self.device = device
+        self._engine: _random.CPUEngine | None = None  # made on first use: import stays quick
+
+    # ``_rng`` and ``_seed`` are what the samplers and checkpoint's state saving use.
+    @property
+    def _rng(self) -> _random.CPUEngine:
+        if self._engine is None:
+            self._engine = _random.CPUEngine()
+        return self._engine
+
+    @_rng.setter
+    def _rng(self, engine: _random.CPUEngine) -> None:
+        self._engine = engine
+
+    @property
+    def _seed(self) -> builtins.int:
+        return self._rng.initial_seed
+
+    @_seed.setter
+    def _seed(self, seed: builtins.int) -> None:
+        self._rng.initial_seed = seed
 
     def manual_seed(self, seed: builtins.int) -> Generator:
-        """Restart the stream from ``seed``."""
-        self._seed = builtins.int(seed)
-        self._rng = np.random.default_rng(self._seed)
+        """Restart the stream from ``seed`` (any integer in [-2**63, 2**64))."""
+        self._rng.manual_seed(_seed_value(seed))
         return self
+
+    def seed(self) -> builtins.int:
+        """Restart the stream from a fresh nondeterministic seed, and return it."""
+        seed = builtins.int.from_bytes(os.urandom(8), "little")
+        self._rng.manual_seed(seed)
+        return seed
 
     def initial_seed(self) -> builtins.int:
         """The seed the stream was last started from."""
-        return self._seed
+        return self._rng.initial_seed
+
+    def get_state(self) -> Tensor:
+        """The generator's state: a uint8 tensor laid out as torch's CPU generator state."""
+        return wrap(self._rng.get_state())
+
+    def set_state(self, new_state: Tensor) -> Generator:
+        """Restore a state returned by :meth:`get_state` (ext's or torch's)."""
+        if not isinstance(new_state, Tensor) or new_state._data.dtype != np.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        data = new_state._data.reshape(-1)
+        if data.size != _random.STATE_BYTES:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_random.STATE_BYTES}"
+                               f" but found the input RNG state size to be {data.size}")
+        self._rng.set_state(np.ascontiguousarray(data))
+        return self
+
+
+def _seed_value(seed) -> builtins.int:
+    """``seed`` as torch stores it: ``int(seed)`` as an unsigned 64-bit value (negatives wrap)."""
+    seed = builtins.int(seed)
+    if not -2**63 <= seed < 2**64:
+        raise ValueError("Overflow when unpacking long long")
+    return seed % 2**64
 
 
 default_generator = Generator()
 
 
 def manual_seed(seed: builtins.int) -> Generator:
-    """Seed ext's default generator (rand, randn, randint)."""
+    """Seed the default generator (rand, randn, randint, randperm, nn.init, dropout)."""
     return default_generator.manual_seed(seed)
 
 
-def _rng(generator):
+def seed() -> builtins.int:
+    """Seed the default generator nondeterministically, and return the seed."""
+    return default_generator.seed()
+
+
+def initial_seed() -> builtins.int:
+    """The seed the default generator was last started from."""
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    """The default generator's state (a uint8 tensor, torch's layout)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    """Restore the default generator's state from :func:`get_rng_state`."""
+    default_generator.set_state(new_state)
+
+
+def _rng(generator) -> _random.CPUEngine:
     return (generator or default_generator)._rng
 
 
@@ -498,13 +575,24 @@ def _fill(shape: tuple, value, np_dtype) -> np.ndarray:
     return np.full(shape, fill_number(value, np_dtype), dtype=np_dtype)
 
 
+def _uniform_array(generator, shape: tuple, np_dtype) -> np.ndarray:
+    """Uniforms in [0, 1) drawn as torch draws them for a tensor of ``shape``."""
+    return _random.uniform(_rng(generator), math.prod(shape), np_dtype).reshape(shape)
+
+
+def _normal_array(generator, shape: tuple, np_dtype) -> np.ndarray:
+    """Standard normals drawn as torch draws them for a contiguous tensor of ``shape``."""
+    return _random.normal(_rng(generator), math.prod(shape), np_dtype).reshape(shape)
+
+
 def rand(*size, dtype=None, generator=None, device=None,
          requires_grad: builtins.bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
     _options("rand", device, requires_grad)
     np_dtype = _np_dtype(dtype, "rand")
     _float_only(np_dtype, "check_uniform_bounds")
-    return _finish(_rng(generator).random(_size(size, "rand")).astype(np_dtype), requires_grad)
+    shape = _size(size, "rand")
+    return _finish(_uniform_array(generator, shape, np_dtype), requires_grad)
 
 
 def randn(*size, dtype=None, generator=None, device=None,
@@ -513,8 +601,8 @@ def randn(*size, dtype=None, generator=None, device=None,
     _options("randn", device, requires_grad)
     np_dtype = _np_dtype(dtype, "randn")
     _float_only(np_dtype, "normal_kernel_cpu")
-    data = _rng(generator).standard_normal(_size(size, "randn")).astype(np_dtype)
-    return _finish(data, requires_grad)
+    shape = _size(size, "randn")
+    return _finish(_normal_array(generator, shape, np_dtype), requires_grad)
 
 
 def randint(low, high=None, size=None, *, dtype=None, generator=None, device=None,
@@ -534,8 +622,35 @@ def randint(low, high=None, size=None, *, dtype=None, generator=None, device=Non
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     dtype = _resolve_dtype(dtype, "randint") or _dtype.int64
-    data = _rng(generator).integers(low, high, shape)
-    return _finish(data.astype(dtype._np), requires_grad)
+    data = _random.randint(_rng(generator), math.prod(shape), builtins.int(low), high)
+    return _finish(data.reshape(shape).astype(dtype._np), requires_grad)
+
+
+def randperm(n: builtins.int, *, generator=None, dtype=None, device=None,
+             requires_grad: builtins.bool = False) -> Tensor:
+    """A random permutation of ``0 .. n-1``, the same one torch's CPU generator gives."""
+    _options("randperm", device, requires_grad)
+    n = _args.check_int(n, "randperm", "n", 1)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    np_dtype = np.dtype((_resolve_dtype(dtype, "randperm") or _dtype.int64)._np)
+    _check_randperm_dtype(n, np_dtype)
+    return _finish(_random.randperm(_rng(generator), n).astype(np_dtype), requires_grad)
+
+
+def _check_randperm_dtype(n: builtins.int, np_dtype: np.dtype) -> None:
+    """torch's limits: a float type must hold every integer below ``n`` exactly, an integer
+    type must hold ``n - 1``."""
+    if np_dtype.kind == "b":
+        raise NotImplementedError('"randperm" not implemented for \'Bool\'')
+    if np_dtype.kind == "f":
+        digits = np.finfo(np_dtype).nmant + 1
+        if n > 2**digits + 1:
+            limit = f"{2**digits + 1}" if np_dtype.itemsize == 2 else f"2^{digits}+1"
+            kind = {2: "Half", 4: "Float", 8: "Double"}[np_dtype.itemsize]
+            raise RuntimeError(f"n cannot be greater than {limit} for {kind} type.")
+    elif n > 0 and n - 1 > np.iinfo(np_dtype).max:
+        raise _dtype.overflow_error(np_dtype, c_name=True)
 
 
 def _like(t: Tensor, dtype, fn: str):
@@ -545,36 +660,40 @@ def _like(t: Tensor, dtype, fn: str):
     return t._data.shape, (dtype._np if dtype is not None else t._data.dtype)
 
 
-def zeros_like(t: Tensor, *, dtype=None, device=None,
+def zeros_like(t: Tensor, *, dtype=None, device=None, memory_format=None,
                requires_grad: builtins.bool = False) -> Tensor:
     """Zeros with the shape (and dtype) of ``t``."""
     _options("zeros_like", device, requires_grad)
     shape, np_dtype = _like(t, dtype, "zeros_like")
-    return _finish(np.zeros(shape, np_dtype), requires_grad)
+    data = in_memory_format(np.zeros(shape, np_dtype), memory_format, "zeros_like")
+    return _finish(data, requires_grad)
 
 
-def ones_like(t: Tensor, *, dtype=None, device=None,
+def ones_like(t: Tensor, *, dtype=None, device=None, memory_format=None,
               requires_grad: builtins.bool = False) -> Tensor:
     """Ones with the shape (and dtype) of ``t``."""
     _options("ones_like", device, requires_grad)
     shape, np_dtype = _like(t, dtype, "ones_like")
-    return _finish(np.ones(shape, np_dtype), requires_grad)
+    data = in_memory_format(np.ones(shape, np_dtype), memory_format, "ones_like")
+    return _finish(data, requires_grad)
 
 
-def empty_like(t: Tensor, *, dtype=None, device=None,
+def empty_like(t: Tensor, *, dtype=None, device=None, memory_format=None,
                requires_grad: builtins.bool = False) -> Tensor:
     """An uninitialised tensor (zeros here) shaped like ``t``."""
     _options("empty_like", device, requires_grad)
     shape, np_dtype = _like(t, dtype, "empty_like")
-    return _finish(np.zeros(shape, np_dtype), requires_grad)
+    data = in_memory_format(np.zeros(shape, np_dtype), memory_format, "empty_like")
+    return _finish(data, requires_grad)
 
 
-def full_like(t: Tensor, fill_value, *, dtype=None, device=None,
+def full_like(t: Tensor, fill_value, *, dtype=None, device=None, memory_format=None,
               requires_grad: builtins.bool = False) -> Tensor:
     """``fill_value`` everywhere, with the shape (and dtype) of ``t``."""
     _options("full_like", device, requires_grad)
     shape, np_dtype = _like(t, dtype, "full_like")
-    return _finish(_fill(shape, _fill_value(fill_value, "full_like"), np_dtype), requires_grad)
+    data = _fill(shape, _fill_value(fill_value, "full_like"), np_dtype)
+    return _finish(in_memory_format(data, memory_format, "full_like"), requires_grad)
 
 
 def rand_like(t: Tensor, *, dtype=None, device=None,
@@ -583,7 +702,7 @@ def rand_like(t: Tensor, *, dtype=None, device=None,
     _options("rand_like", device, requires_grad)
     shape, np_dtype = _like(t, dtype, "rand_like")
     _float_only(np_dtype, "check_uniform_bounds")
-    return _finish(_rng(None).random(shape).astype(np_dtype), requires_grad)
+    return _finish(_uniform_array(None, shape, np_dtype), requires_grad)
 
 
 def randn_like(t: Tensor, *, dtype=None, device=None,
@@ -592,7 +711,7 @@ def randn_like(t: Tensor, *, dtype=None, device=None,
     _options("randn_like", device, requires_grad)
     shape, np_dtype = _like(t, dtype, "randn_like")
     _float_only(np_dtype, "normal_kernel_cpu")
-    return _finish(_rng(None).standard_normal(shape).astype(np_dtype), requires_grad)
+    return _finish(_normal_array(None, shape, np_dtype), requires_grad)
 
 
 def is_tensor(obj) -> builtins.bool:

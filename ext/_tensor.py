@@ -106,9 +106,12 @@ class Tensor:
     # NumPy defers to Tensor's reflected operators: np.float64(2) * t is a Tensor.
     __array_priority__ = 1000
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError("create tensors with ext.tensor(), ext.zeros(), ... (ext.Tensor() is "
-                        "not a constructor)")
+    def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
+        """The legacy constructor: ``ext.Tensor(2, 3)`` (uninitialized, the default dtype),
+        ``ext.Tensor([1, 2])`` (a copy in the default dtype), ``ext.Tensor(t)`` (an alias)."""
+        from ._legacy import construct
+
+        return construct(None, args, kwargs)
 
     # ------------------------------------------------------------------ autograd attributes
     @property
@@ -372,6 +375,13 @@ class Tensor:
         return CPU
 
     @property
+    def layout(self) -> Any:
+        """Always ``ext.strided``."""
+        from ._legacy import strided
+
+        return strided
+
+    @property
     def is_cuda(self) -> bool:
         """Always False."""
         return False
@@ -397,7 +407,17 @@ class Tensor:
         """The legacy type name (``'ext.FloatTensor'``), or a copy converted to ``dtype``."""
         if dtype is None:
             return "ext." + FROM_NUMPY[self._data.dtype]._legacy
-        return self.to(dtype)
+        from ._legacy import legacy_dtype
+
+        return self.to(legacy_dtype(dtype) or dtype)
+
+    def cpu(self) -> Tensor:
+        """This tensor: it is on the CPU already."""
+        return self
+
+    def cuda(self, device=None, non_blocking: bool = False) -> Tensor:
+        """Fails as on a build without CUDA: AssertionError."""
+        raise AssertionError("ext not compiled with CUDA enabled")
 
     # ------------------------------------------------------------------ Python conversions
     def item(self) -> builtins.int | builtins.float | builtins.bool:

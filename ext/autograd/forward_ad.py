@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._arrays import write_array
 from .._state import STATE
 from .._tensor import Tensor, wrap
 
@@ -179,11 +180,16 @@ def write_tangent(t: Tensor, result: Tensor) -> None:
             # The view's tangent is read again from its base's.
             t._fw_grad = None
             return
-    if old is not None and old._data.flags.writeable:
-        np.copyto(old._data, np.broadcast_to(new._data, old._data.shape), casting="unsafe")
+    if old is not None and _write_into(old._data, new._data):
         set_tangent(t, old)
     else:
         set_tangent(t, new)
+
+
+def _write_into(old: np.ndarray, new: np.ndarray) -> bool:
+    # The tangent of an expanded view is an expand of its base's tangent: like torch, write
+    # through it, so that the base's tangent sees the change.
+    return write_array(old, np.broadcast_to(new, old.shape))
 
 
 def _laid_out_as_base(t: Tensor, base: Tensor) -> bool:
@@ -211,6 +217,12 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             "Trying to set a forward gradient that has a different size than that of the "
             f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
             f"while the given forward gradient is of size {list(tangent.shape)}.")
+    if not tangent._requires_grad and not _laid_out_as_base(tangent, tensor):
+        # torch keeps a tangent laid out as its primal; another is copied into that layout
+        # (an expanded tangent then gets elements of its own, which writes do not share).
+        laid = np.empty_like(tensor._data, dtype=tangent._data.dtype)
+        np.copyto(laid, tangent._data)
+        tangent = wrap(laid)
     # Like torch's, the dual is a view of the primal: an alias with its own tangent.
     dual = tensor.view_as(tensor) if tensor._requires_grad else _alias(tensor)
     # The dual is a view of a base without a tangent: it keeps its own.

@@ -1,9 +1,9 @@
 """``ext.nn.init``: torch.nn.init's initializers, filling tensors in place from ext's generator.
 
 Each writes under ``no_grad`` (a parameter is a leaf that requires grad, which an in-place op
-may only touch untracked), draws its values with NumPy from ``ext``'s default generator (or the
-``generator`` given), and returns the tensor. The numbers differ from torch's (the generators
-differ); the distributions, bounds and error messages are torch's.
+may only touch untracked), draws its values from ``ext``'s default generator (or the
+``generator`` given) as torch's CPU kernels draw them, and returns the tensor: after the same
+seed, the numbers are torch's.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .. import _factories
+from .. import _factories, _random
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import no_grad
 
@@ -53,13 +53,18 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
              generator: _factories.Generator | None = None) -> Tensor:
     """Fill ``tensor`` with values drawn uniformly from [a, b)."""
-    return _write(tensor, _factories._rng(generator).uniform(a, b, tensor._data.shape))
+    data = tensor._data
+    values = _random.uniform(_factories._rng(generator), data.size, data.dtype, a, b)
+    return _write(tensor, values.reshape(data.shape))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
             generator: _factories.Generator | None = None) -> Tensor:
     """Fill ``tensor`` with values drawn from N(mean, std²)."""
-    return _write(tensor, _factories._rng(generator).normal(mean, std, tensor._data.shape))
+    data = tensor._data
+    values = _random.normal(_factories._rng(generator), data.size, data.dtype, mean, std,
+                            contiguous=data.flags.c_contiguous)
+    return _write(tensor, values.reshape(data.shape))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:

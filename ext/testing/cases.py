@@ -24,7 +24,7 @@ from ..functions.builtin import activation, indexing, inplace, linalg, reduction
 from ..functions.builtin._builtin import namespace_of
 from ..functions.builtin.nn_ops import activation as nn_activation
 from ..functions.builtin.nn_ops import normalization, sparse
-from ..functions.builtin.pointwise import arithmetic, logical, selection, unary
+from ..functions.builtin.pointwise import arithmetic, division, logical, selection, unary
 from ._harness import ParityReport, _callable, check
 
 F = torch.nn.functional
@@ -224,6 +224,8 @@ BUILTINS: list[tuple[type, tuple]] = [
     (arithmetic.Div, (_X, 2.5)),
     (arithmetic.DivScalar, (_X, 2.5)),
     (arithmetic.Reciprocal, (_X,)),
+    (division.RemainderTensor, (_S, _B)),
+    (division.RemainderScalar, (_S, 0.7)),
     # matrix products (matmul is a composite of these and of views: no overload of its own)
     (linalg.Mm, (_X, _X.T.copy())),
     (linalg.Mv, (_X, _X[0])),
@@ -278,6 +280,9 @@ COMPOSITES: list[tuple[str, Callable, tuple]] = [
     ("bitwise_or", lambda x, y: (x > 0).bitwise_or(y > 0), (_S, _Y)),
     ("bitwise_xor", lambda x, y: (x > 0).bitwise_xor(y > 0), (_S, _Y)),
     ("bitwise_not", lambda x: (x > 0).bitwise_not(), (_S,)),
+    ("floor_divide", lambda x, y: (x * 4).floor().long() // (y * 3 + 5).floor().long(), (_S, _B)),
+    ("bitwise_left_shift", lambda x: (x * 4).floor().long() << 2, (_S,)),
+    ("bitwise_right_shift", lambda x: (x * 4).floor().long() >> 1, (_S,)),
     ("isnan", lambda x: x.isnan(), (np.where(_Y < 0.0, np.nan, _X),)),
     ("isinf", lambda x: x.isinf(), (np.where(_Y > 1.0, np.inf, _X),)),
     ("isfinite", lambda x: x.isfinite(), (np.where(_Y > 1.0, -np.inf, _X),)),

@@ -14,6 +14,7 @@ import weakref
 import numpy as np
 
 from ..._args import not_a_tensor
+from ..._arrays import _repeats_elements, write_array
 from ..._dtype import FROM_NUMPY
 from ..._factories import fill_number
 from ..._state import STATE
@@ -51,34 +52,18 @@ def _write(t: Tensor, result: Tensor, through_alias: bool = False) -> None:
     if rt._category > tt._category:
         raise RuntimeError(f"result type {rt._short} can't be cast to the desired output type "
                            f"{tt._short}")
-    if not td.flags.writeable:
-        # An expand is read-only in NumPy. torch refuses a write into one whose elements repeat
-        # (a stride 0 over a size above 1) unless the op skips that check (fill_, zero_, and
-        # indexing writes, which torch deprecates but allows); other expands are written.
-        repeats = _repeats_elements(td)
-        if repeats and not through_alias:
-            raise RuntimeError(_INTERNAL_OVERLAP)
-        td = _writable_alias(td)
-        if repeats:
-            # Write only what the op changed, as torch's kernel does: an unchanged alias of a
-            # changed element must not write the old value back over it.
-            new = np.broadcast_to(rd.astype(td.dtype, copy=False), td.shape)
-            bits = f"u{td.itemsize}"
-            changed = np.ascontiguousarray(new).view(bits) != np.ascontiguousarray(td).view(bits)
-            td[changed] = new[changed]
-            return
-    np.copyto(td, rd, casting="unsafe")
+    # An expand is read-only in NumPy. torch refuses a write into one whose elements repeat
+    # (a stride 0 over a size above 1) unless the op skips that check (fill_, zero_, and
+    # indexing writes, which torch deprecates but allows); other expands are written.
+    if not td.flags.writeable and _repeats_elements(td) and not through_alias:
+        raise RuntimeError(_INTERNAL_OVERLAP)
+    if not write_array(td, rd):
+        raise RuntimeError(_INTERNAL_OVERLAP)
 
 
 _INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor "
                      "refers to a single memory location. Please clone() the tensor before "
                      "performing the operation.")
-
-
-def _repeats_elements(d: np.ndarray) -> bool:
-    # torch's has_internal_overlap: a stride 0 over a size above 1 (an empty tensor has none,
-    # whatever NumPy's strides say)
-    return d.size > 1 and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape))
 
 
 def warn_expanded(x: Tensor, op: str, example: str, stacklevel: int = 3) -> None:
@@ -87,25 +72,6 @@ def warn_expanded(x: Tensor, op: str, example: str, stacklevel: int = 3) -> None
         warnings.warn(f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor "
                       "before performing this operation. This also applies to advanced indexing "
                       f"e.g. {example}", UserWarning, stacklevel=stacklevel)
-
-
-def _writable_alias(d: np.ndarray) -> np.ndarray:
-    """A writable array over the same memory as ``d``, a read-only broadcast view (``expand``):
-    torch writes through such views, each element landing where its alias points."""
-    owner = d
-    while not owner.flags.writeable:
-        base = owner.base
-        if base is not None and not isinstance(base, np.ndarray):
-            base = getattr(base, "base", None)  # through as_strided's interface holder
-        if base is None:
-            break
-        owner = base
-    if not owner.flags.writeable:
-        raise RuntimeError(_INTERNAL_OVERLAP)
-    item = d.itemsize
-    offset = (d.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // item
-    start = owner.reshape(-1)[offset:] if owner.flags.c_contiguous else owner
-    return np.lib.stride_tricks.as_strided(start, shape=d.shape, strides=d.strides)
 
 
 def _alias(t: Tensor) -> Tensor:

@@ -343,9 +343,13 @@ def _matmul_operator(self, other):
 
 
 def _rmatmul(self, other):
+    # Python reaches it only when other is not a tensor; called directly with a tensor, it is
+    # other @ self, as torch's
+    if isinstance(other, Tensor):
+        return _matmul(other, self)
     if is_torch_tensor(other):  # (torch's own @ gave up first: it says nothing)
         raise mixed_operands("matmul")
-    return NotImplemented  # (a tensor on the right of @ has a tensor on its left)
+    return NotImplemented
 
 
 # (a composite, as torch's: its graph holds the nodes of the ops it calls, none of its own)

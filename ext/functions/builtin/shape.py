@@ -15,6 +15,7 @@ import numpy as np
 from ... import _dtype
 from ..._args import check_device, check_int, not_a_tensor, not_a_tensor_element
 from ..._dtype import FROM_NUMPY
+from ..._legacy import channels_last, contiguous_format, copy_in_format, in_format, preserve_format
 from ..._tensor import Tensor, _wrap_dim
 from ..._warnings import warn_once
 from ...autograd.engine import sum_to
@@ -595,20 +596,22 @@ class Clone(Overload):
         return grad
 
 
-def clone(x: Tensor) -> Tensor:
+def clone(x: Tensor, *, memory_format=None) -> Tensor:
     """A copy with its own storage, recorded in the graph."""
-    return dispatch(Clone, np.array(x._data, copy=True), (x,))
+    return dispatch(Clone, copy_in_format(x._data, memory_format, "clone"), (x,))
 
 
 clone = declare("clone", Clone, function=clone)
 
 
-def contiguous(x: Tensor) -> Tensor:
-    """``x`` itself when its values are in row-major order, else a row-major copy."""
+def contiguous(x: Tensor, memory_format=None) -> Tensor:
+    """``x`` itself when its values are in row-major order (or the ``memory_format`` asked
+    for), else such a copy."""
     d = x._data
-    if d.flags.c_contiguous:
+    if in_format(d, memory_format, "contiguous"):
         return x
-    return dispatch(Clone, np.array(d, order="C"), (x,))
+    fmt = memory_format if memory_format is channels_last else contiguous_format
+    return dispatch(Clone, copy_in_format(d, fmt, "contiguous"), (x,))
 
 
 contiguous = declare("contiguous", function=contiguous, functions=())  # (a composite: clone)
@@ -650,17 +653,23 @@ def _parse_to(args: tuple, kwargs: dict):
     check_device(kwargs.pop("device", None), "to")
     kwargs.pop("non_blocking", None)
     copy = kwargs.pop("copy", False)
+    fmt = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    return dtype, copy
+    return dtype, copy, fmt
 
 
 def to(x: Tensor, *args, **kwargs) -> Tensor:
     """``x`` converted to a dtype (``x`` itself when nothing changes)."""
-    dtype, copy = _parse_to(args, kwargs)
+    dtype, copy, fmt = _parse_to(args, kwargs)
     if dtype is None or dtype._np == x._data.dtype:
-        return clone(x) if copy else x
-    return dispatch(ToCopy, x._data.astype(dtype._np), (x, dtype))
+        out = clone(x) if copy else x
+    else:
+        out = dispatch(ToCopy, x._data.astype(dtype._np), (x, dtype))
+    # (a layout asked for and not had: laid out by a copy, as torch does)
+    if fmt is not None and fmt is not preserve_format and not in_format(out._data, fmt, "to"):
+        out = clone(out, memory_format=fmt)
+    return out
 
 
 def _to_method(name: str):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .... import _factories
+from .... import _factories, _random
 from ...._dtype import FROM_NUMPY
 from ...._tensor import Tensor, wrap
 from ..._op import declare
@@ -30,7 +30,7 @@ def _dropout(x: Tensor, p: float, training: bool, inplace: bool = False) -> Tens
         # As torch: a product with a 0-d zero, which keeps the input's signs (-0.0).
         mask = np.zeros((), d.dtype)
     else:
-        keep = _factories.default_generator._rng.random(d.shape) < 1 - p
+        keep = _random.bernoulli(_factories.default_generator._rng, d.size, 1 - p).reshape(d.shape)
         mask = keep.astype(d.dtype) * np.asarray(1 / (1 - p), d.dtype)
     return x.mul_(wrap(mask)) if inplace else x * wrap(mask)
 

@@ -33,5 +33,5 @@ from .logical import (
     nan_to_num,
     ne,
 )
-from . import selection, unary  # noqa: F401 - (declares their ops)
+from . import division, selection, unary  # noqa: F401 - (declares their ops)
 

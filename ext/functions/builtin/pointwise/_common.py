@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...._args import not_a_tensor
+from ...._dtype import FROM_NUMPY
 from ...._tensor import Tensor
 from .._builtin import binary_operands
 
@@ -47,3 +48,26 @@ def quiet(kernel):
     return run
 
 
+def refuse_uncastable(a: Tensor, b) -> None:
+    """torch's check for ``a op= b`` into an integer or bool tensor ``a``: a floating operand
+    gives a floating result, which cannot be written back. It comes before the kernel's own
+    refusals (a float operand of ``&`` or ``<<``)."""
+    ops = binary_operands(a, b) if type(b) in (Tensor, bool, int, float) else None
+    if ops is not None and ops[0].dtype.kind == "f" and a._data.dtype.kind != "f":
+        raise RuntimeError(f"result type {FROM_NUMPY[ops[0].dtype]._short} can't be cast to the "
+                           f"desired output type {FROM_NUMPY[a._data.dtype]._short}")
+
+
+def augmented_operator(symbol: str, inplace: str, into):
+    """The augmented operator ``x <symbol>= y`` (``__iand__``): it writes into ``x`` as the
+    in-place method ``inplace`` does (``into`` is that method's op), so that x's views and other
+    references see the new values; NotImplemented for an operand it does not take."""
+    def method(self: Tensor, other):
+        from ..inplace import apply_inplace  # (it loads after the ops)
+
+        if not isinstance(other, (Tensor, int, float, np.generic)):
+            return NotImplemented
+        return apply_inplace(self, into, other)
+
+    method.__doc__ = f"``x {symbol}= y``: writes into ``x``, as ``{inplace}`` does."
+    return method

@@ -11,7 +11,7 @@ from ...._tensor import Tensor, wrap
 from ....autograd.graph import gradient_edge
 from ..._op import ELEMENTWISE, Overload, declare, dispatch
 from .._builtin import binary_operands, not_differentiable_checks
-from ._common import apply
+from ._common import apply, augmented_operator, refuse_uncastable
 
 
 # ---------------------------------------------------------------------------------- comparisons
@@ -89,9 +89,19 @@ def _bitwise(name: str, kernel, symbol: str, operator: str):
                                       f"'{_dtype.FROM_NUMPY[ad.dtype]._short}'")
         return wrap(apply(kernel, ad, bd))
 
+    def bitwise_into(a: Tensor, b) -> Tensor:
+        refuse_uncastable(a, b)
+        return bitwise(a, b)
+
     bitwise.__doc__ = f"Elementwise ``{symbol}`` of bool or integer tensors."
-    # (the operators are the function itself: it returns NotImplemented for what it does not take)
-    return declare(name, function=bitwise, methods=(name, f"__{operator}__", f"__r{operator}__"))
+    bitwise_into.__name__ = name
+    augmented = augmented_operator(symbol, f"{name}_", bitwise_into)
+    # (the operators are the function itself: it returns NotImplemented for what it does not
+    # take)
+    return declare(name, function=bitwise,
+                   methods=(name, f"__{operator}__", f"__r{operator}__",
+                            (f"__i{operator}__", augmented)),
+                   inplace=((f"{name}_", bitwise_into),))
 
 
 bitwise_and = _bitwise("bitwise_and", np.bitwise_and, "&", "and")

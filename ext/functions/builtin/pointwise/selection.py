@@ -37,6 +37,18 @@ def _clamp_jvp(x, lo, hi, tx, tlo, thi):
     return where(x < hi, tx, thi)
 
 
+def _zero_if_none(tangent):
+    return 0.0 if tangent is None else tangent
+
+
+def _refuse_none(name: str, bound, arg: str) -> None:
+    # torch's parser matches neither the Tensor nor the Number overload for None, whatever the
+    # tensor's dtype
+    if bound is None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"(NoneType), but expected one of:\n * (Tensor {arg})\n * (Number {arg})")
+
+
 class ClampScalar(Overload):
     """clamp(x, min, max) with number bounds: the gradient passes where min <= x <= max."""
 
@@ -179,12 +191,15 @@ class ClampMinTensor(Overload):
 
     @staticmethod
     def jvp(ctx, tx, tlo):
+        # torch's rule for clamp_min (unlike clamp's): x's tangent where x >= min, ties
+        # included; a nan x takes min's
         x, lo = ctx.saved_tensors
-        return _clamp_jvp(x, lo, None, tx, tlo, None)
+        return namespace_of(x).where(x >= lo, _zero_if_none(tx), _zero_if_none(tlo))
 
 
 def _clamp_min(x: Tensor, min) -> Tensor:  # noqa: A002
     """max(x, min) elementwise."""
+    _refuse_none("clamp_min", min, "min")
     if type(min) is Tensor:
         xd, md = binary_operands(x, min)
         return dispatch(ClampMinTensor, apply(np.maximum, xd, md), (x, min))
@@ -229,12 +244,14 @@ class ClampMaxTensor(Overload):
 
     @staticmethod
     def jvp(ctx, tx, thi):
+        # x's tangent where x <= max, ties included (as clamp_min's)
         x, hi = ctx.saved_tensors
-        return _clamp_jvp(x, None, hi, tx, None, thi)
+        return namespace_of(x).where(x <= hi, _zero_if_none(tx), _zero_if_none(thi))
 
 
 def _clamp_max(x: Tensor, max) -> Tensor:  # noqa: A002
     """min(x, max) elementwise."""
+    _refuse_none("clamp_max", max, "max")
     if type(max) is Tensor:
         xd, md = binary_operands(x, max)
         return dispatch(ClampMaxTensor, apply(np.minimum, xd, md), (x, max))
