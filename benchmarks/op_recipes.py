@@ -153,6 +153,8 @@ RECIPES: list[Recipe] = [
         x.clamp_max(y)
         x.masked_fill(mask, 0.0)
         x.masked_fill(mask, c)
+        x % y
+        x % 2.0
     """),
     *_family("reduction", """
         x.sum()

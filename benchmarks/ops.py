@@ -47,7 +47,10 @@ ROOT = Path(__file__).resolve().parent.parent
 MODES = ("fwd", "f+b")
 # Built-in nodes no torch-named program reaches, with the reason. (The view machinery's own
 # nodes, AsStridedBackward0 and AsStridedScatterBackward0, live in ext.autograd.views.)
-INTERNAL: dict[str, str] = {}
+INTERNAL: dict[str, str] = {
+    "NotImplemented": "the node of an op whose derivative torch does not define (floor_divide, "
+                      "number % tensor): its backward raises, so no timed backward runs it",
+}
 SLOWER = 1.05  # a family whose new/old ratio is over this is flagged
 # The timer: the process's CPU time by default, which other jobs on a shared machine disturb far
 # less than wall time (for these single-threaded, CPU-bound calls the two agree on an idle one).
