@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-compile fuzz lint bench docs clean
+.PHONY: demo test test-opdb coverage test-compile fuzz lint bench docs clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -19,6 +19,14 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# Every sample of every OpInfo of torch's op database (make test runs the first of each).
+test-opdb: $(STAMP)
+	EXT_OPDB_ALL=1 $(BIN)/python -m pytest tests/test_opdb.py
+
+# docs/coverage.md anew, after running every op_db sample to rewrite the exclusion list.
+coverage: $(STAMP)
+	$(BIN)/python tools/coverage.py --exclusions
 
 # The pack's parity checklist with torch.compile's inductor backend (C++ kernels: slower).
 test-compile: $(STAMP)

@@ -406,3 +406,22 @@ RECIPES: list[Recipe] = [
         x.new_full((4, 4), 2.0)
     """, grad=False),
 ]
+
+
+def _more() -> list[Recipe]:
+    """The recipes of the op families kept one module each in ``benchmarks/recipes/``: each
+    lists ``FAMILIES``, (family, one recipe a line, whether backward runs) triples."""
+    import importlib.util
+    from pathlib import Path
+
+    out = []
+    for path in sorted((Path(__file__).parent / "recipes").glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"op_recipes_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for family in module.FAMILIES:
+            out += _family(*family)
+    return out
+
+
+RECIPES += _more()
