@@ -10,6 +10,7 @@ import warnings as _pywarnings
 
 from . import _dtype
 from ._dtype import (
+    bfloat16,
     bool,
     double,
     dtype,
@@ -34,6 +35,7 @@ from ._factories import (
     Generator,
     arange,
     as_tensor,
+    default_generator,
     empty,
     empty_like,
     eye,
@@ -62,6 +64,7 @@ from ._factories import (
 )
 from ._tensor import Size, Tensor, device
 from ._legacy import (
+    BFloat16Tensor,
     BoolTensor,
     ByteTensor,
     CharTensor,
@@ -88,6 +91,11 @@ from ._legacy import (
     preserve_format,
     set_default_device,
     set_num_threads,
+    sparse_bsc,
+    sparse_bsr,
+    sparse_coo,
+    sparse_csc,
+    sparse_csr,
     strided,
 )
 from ._tensor_str import set_printoptions
@@ -104,6 +112,11 @@ from .autograd.grad_mode import (
 )
 
 functions.install(globals())
+# The factories that take torch's out= (its dtype is the one they make).
+for _name in ("arange", "linspace", "logspace", "zeros", "ones", "full", "empty", "eye", "rand",
+              "randn", "randint", "randperm"):
+    if _name in globals():
+        globals()[_name] = functions.free(globals()[_name], _name)
 # NumPy reports inf and nan arising inside a kernel (0 * inf, a cast that overflows) with a
 # RuntimeWarning; torch computes the same values silently. Only warnings raised from ext's own
 # modules are silenced, so a program's own NumPy code keeps its warnings.
@@ -120,14 +133,30 @@ from ._legacy import Variable as _Variable
 autograd.Variable = _Variable  # type: ignore[attr-defined]  (torch.autograd.Variable)
 
 
+_SUBMODULES = ("testing", "cuda", "backends", "signal", "masked", "linalg", "special")
+
+
 def __getattr__(name: str):
     # Submodules loaded on first use: ext.testing imports torch (its harness compares with
-    # it), and the CUDA and backend stand-ins are rarely asked for.
-    if name in ("testing", "cuda", "backends"):
+    # it), the CUDA and backend stand-ins are rarely asked for, and torch.linalg's,
+    # torch.special's and the other op families' names load their families
+    # (ext.functions._lazy).
+    if name in _SUBMODULES:
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
+    family = functions.family_of(name)
+    if family is not None:
+        functions.load(family)
+        if name in globals():
+            return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    from .functions._lazy_names import FUNCTIONS as _lazy
+
+    return sorted({*globals(), *_SUBMODULES, *_lazy})
 from ._torch_import import after_torch_import as _after_torch_import
 
 

@@ -4,10 +4,15 @@ from typing import Any
 
 from . import autograd as autograd
 from . import functions as functions
+from . import linalg as linalg
+from . import masked as masked
 from . import nn as nn
 from . import optim as optim
+from . import signal as signal
+from . import special as special
 from . import utils as utils
 
+from . import BFloat16Tensor as BFloat16Tensor
 from . import BoolTensor as BoolTensor
 from . import ByteTensor as ByteTensor
 from . import CharTensor as CharTensor
@@ -33,9 +38,11 @@ from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
 
 __version__: Any
 annotations: Any
+bfloat16: Any
 bool: Any
 channels_last: Any
 contiguous_format: Any
+default_generator: Any
 double: Any
 e: Any
 float: Any
@@ -55,17 +62,49 @@ ops: Any
 pi: Any
 preserve_format: Any
 short: Any
+sparse_bsc: Any
+sparse_bsr: Any
+sparse_coo: Any
+sparse_csc: Any
+sparse_csr: Any
 strided: Any
 uint8: Any
 
 def abs(x: Tensor) -> Tensor:
     """|x|."""
     ...
+def acos(x: Tensor) -> Tensor:
+    """arccos x: d/dx = -1 / √(1 - x²)."""
+    ...
+def acosh(x: Tensor) -> Tensor:
+    """arcosh x: d/dx = 1 / √(x² - 1)."""
+    ...
 def add(a, b, *, alpha=1) -> Tensor:
     """a + alpha * b, with broadcasting and type promotion."""
     ...
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    """beta·input + alpha·(the sum over the batch of batch1 @ batch2)."""
+    ...
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """input + value * tensor1 / tensor2 (floating tensors only)."""
+    ...
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """input + value * tensor1 * tensor2."""
+    ...
 def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * bias + alpha * (mat1 @ mat2), with ``bias`` broadcast to the product's shape."""
+    ...
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    """beta·input + alpha·(mat @ vec)."""
+    ...
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    """beta·input + alpha·outer(vec1, vec2)."""
+    ...
+def adjoint(x: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims (the transpose, for real tensors)."""
+    ...
+def alias_copy(input: Tensor) -> Tensor:
+    """A copy of ``input``, as the copy of its alias."""
     ...
 def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Whether every element (along ``dim``) is non-zero."""
@@ -79,11 +118,38 @@ def amax(x: Tensor, dim=..., keepdim: bool = False) -> Tensor:
 def amin(x: Tensor, dim=..., keepdim: bool = False) -> Tensor:
     """The smallest values over ``dim`` (all dims when empty)."""
     ...
+def aminmax(x: Tensor, *, dim=None, keepdim: bool = False, out=None):
+    """(min, max) of all elements, or along ``dim``."""
+    ...
+def angle(x: Tensor) -> Tensor:
+    """The argument of x: π for a negative real, else 0; its gradient is zero on reals."""
+    ...
 def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Whether any element (along ``dim``) is non-zero."""
     ...
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` by ``step``."""
+    ...
+def arccos(x: Tensor) -> Tensor:
+    """arccos x: d/dx = -1 / √(1 - x²)."""
+    ...
+def arccosh(x: Tensor) -> Tensor:
+    """arcosh x: d/dx = 1 / √(x² - 1)."""
+    ...
+def arcsin(x: Tensor) -> Tensor:
+    """arcsin x: d/dx = 1 / √(1 - x²)."""
+    ...
+def arcsinh(x: Tensor) -> Tensor:
+    """arsinh x: d/dx = 1 / √(x² + 1)."""
+    ...
+def arctan(x: Tensor) -> Tensor:
+    """arctan x: d/dx = 1 / (1 + x²)."""
+    ...
+def arctan2(input: Tensor, other: Tensor) -> Tensor:
+    """The angle of the point (other, input), in (-π, π]."""
+    ...
+def arctanh(x: Tensor) -> Tensor:
+    """artanh x: d/dx = 1 / (1 - x²)."""
     ...
 def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """The index of the largest element (of the flattened tensor, or along ``dim``)."""
@@ -91,8 +157,59 @@ def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """The index of the smallest element (of the flattened tensor, or along ``dim``)."""
     ...
+def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """The indices that sort ``x`` along ``dim``; equal values keep their order whatever"""
+    ...
+def argwhere(input: Tensor) -> Tensor:
+    """The indices of the nonzero elements, one row each (``nonzero``)."""
+    ...
+def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
+    """A view of ``input``'s storage with the given sizes, strides (in elements) and offset."""
+    ...
+def as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
+    """This tensor made the as_strided view of its storage (its values are not written)."""
+    ...
+def as_strided_copy(input: Tensor, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
+    """A copy of ``input.as_strided(size, stride, storage_offset)``."""
+    ...
+def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
+    """A copy of ``input`` (in fresh contiguous storage) whose as_strided view is set to"""
+    ...
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """``data`` as a tensor, sharing memory with it when it already is one of the right dtype."""
+    ...
+def asin(x: Tensor) -> Tensor:
+    """arcsin x: d/dx = 1 / √(1 - x²)."""
+    ...
+def asinh(x: Tensor) -> Tensor:
+    """arsinh x: d/dx = 1 / √(x² + 1)."""
+    ...
+def atan(x: Tensor) -> Tensor:
+    """arctan x: d/dx = 1 / (1 + x²)."""
+    ...
+def atan2(input: Tensor, other: Tensor) -> Tensor:
+    """The angle of the point (other, input), in (-π, π]."""
+    ...
+def atanh(x: Tensor) -> Tensor:
+    """artanh x: d/dx = 1 / (1 - x²)."""
+    ...
+def atleast_1d(*tensors):
+    """Each tensor viewed with at least 1 dims (size-1 dims added)."""
+    ...
+def atleast_2d(*tensors):
+    """Each tensor viewed with at least 2 dims (size-1 dims added)."""
+    ...
+def atleast_3d(*tensors):
+    """Each tensor viewed with at least 3 dims (size-1 dims added)."""
+    ...
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    """beta·input + alpha·(batch1 @ batch2), batch by batch."""
+    ...
+def bernoulli(x: Tensor, p=None, *, generator=None) -> Tensor:
+    """Samples of 0 or 1 with the probabilities ``x`` (or ``p`` everywhere), shaped like x."""
+    ...
+def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """How many times each non-negative integer occurs in the 1-d ``x`` (or the sum of its"""
     ...
 def bitwise_and(a, b) -> Tensor:
     """Elementwise ``&`` of bool or integer tensors."""
@@ -112,14 +229,47 @@ def bitwise_right_shift(a, b) -> Tensor:
 def bitwise_xor(a, b) -> Tensor:
     """Elementwise ``^`` of bool or integer tensors."""
     ...
+def block_diag(*tensors) -> Tensor:
+    """The tensors (0-, 1- or 2-d) as blocks along the diagonal of a matrix, zeros elsewhere."""
+    ...
 def bmm(a: Tensor, b: Tensor) -> Tensor:
     """The products of two batches of matrices, matrix by matrix (no broadcasting)."""
+    ...
+def broadcast_shapes(*shapes) -> tuple:
+    """The shape all of ``shapes`` broadcast to (an int stands for a 1-d shape)."""
+    ...
+def broadcast_tensors(*tensors) -> tuple:
+    """Every tensor expanded to their common shape (views)."""
+    ...
+def broadcast_to(x: Tensor, size: Any) -> Tensor:
+    """``x.expand(size)``: a view broadcast to ``size``."""
+    ...
+def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
+    """The bucket of each value of ``input`` among the 1-d ``boundaries``."""
+    ...
+def cartesian_prod(*tensors) -> Tensor:
+    """Every tuple of one entry from each 1-d tensor, as the rows of a matrix."""
     ...
 def cat(tensors: list | tuple, dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join tensors along the existing dim ``dim``; all other sizes must match."""
     ...
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str | None = None) -> Tensor:
+    """The p-distance between each row of x1 and each row of x2 (batch dims broadcast)."""
+    ...
 def ceil(x: Tensor) -> Tensor:
     """Round up."""
+    ...
+def chain_matmul(*matrices) -> Tensor:
+    """The product of a chain of matrices (torch's older spelling of linalg.multi_dot)."""
+    ...
+def cholesky(input, upper: bool = False, *, out=None):
+    """The Cholesky factor (torch.cholesky, the older spelling of linalg.cholesky)."""
+    ...
+def cholesky_inverse(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """(L Lᵀ)⁻¹ (or (Uᵀ U)⁻¹) from a Cholesky factor."""
+    ...
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """X with (L Lᵀ) X = input, L = input2 a Cholesky factor (Uᵀ U for upper)."""
     ...
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     """``chunks`` views of about equal size along ``dim`` (fewer when the dim is short)."""
@@ -139,14 +289,53 @@ def clip(x: Tensor, min=None, max=None) -> Tensor:
 def clone(x: Tensor, *, memory_format=None) -> Tensor:
     """A copy with its own storage, recorded in the graph."""
     ...
+def column_stack(tensors: Any) -> Tensor:
+    """Join along dim 1, 0- and 1-d tensors as columns."""
+    ...
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """The length-``r`` combinations of the entries of a 1-d tensor, as rows."""
+    ...
 def concat(tensors: list | tuple, dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join tensors along the existing dim ``dim``; all other sizes must match."""
     ...
 def concatenate(tensors: list | tuple, dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join tensors along the existing dim ``dim``; all other sizes must match."""
     ...
+def conj(input: Tensor) -> Tensor:
+    """The conjugate: a real tensor itself."""
+    ...
+def conj_physical(input: Tensor) -> Tensor:
+    """The conjugate, materialized: a real tensor itself."""
+    ...
+def constant_pad_nd(input: Tensor, pad: Any, value: float = 0) -> Tensor:
+    """``input`` padded on the last ``len(pad) // 2`` dims by ``value`` (pairs from the last"""
+    ...
+def copysign(input: Tensor, other) -> Tensor:
+    """The magnitude of ``input`` with the sign of ``other`` (a tensor or a number)."""
+    ...
+def corrcoef(x: Tensor) -> Tensor:
+    """Pearson's correlation coefficients of the variables in the rows of ``x``, clipped to"""
+    ...
 def cos(x: Tensor) -> Tensor:
     """cos x: d/dx = -sin x."""
+    ...
+def cosh(x: Tensor) -> Tensor:
+    """cosh x: d/dx = sinh x."""
+    ...
+def count_nonzero(x: Tensor, dim=None) -> Tensor:
+    """The number of non-zero elements (over ``dim``, an int or a tuple of ints)."""
+    ...
+def cov(x: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None) -> Tensor:
+    """The covariance matrix of the variables in the rows of ``x`` (observations in columns),"""
+    ...
+def cross(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
+    """torch.cross: dim None picks the first dim of size 3."""
+    ...
+def cummax(x: Tensor, dim: int):
+    """(values, indices) of the running maxima along ``dim``."""
+    ...
+def cummin(x: Tensor, dim: int):
+    """(values, indices) of the running minima along ``dim``."""
     ...
 def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Running products along ``dim``."""
@@ -154,14 +343,59 @@ def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
 def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Running sums along ``dim``."""
     ...
-def div(a, b) -> Tensor:
-    """True division a / b; integers divide into the default float dtype."""
+def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The running integral of ``y`` along ``dim`` by the trapezoid rule."""
     ...
-def divide(a, b) -> Tensor:
-    """True division a / b; integers divide into the default float dtype."""
+def deg2rad(x: Tensor) -> Tensor:
+    """x * π/180: the gradient is scaled alike."""
+    ...
+def det(A: Tensor, *, out=None) -> Tensor:
+    """The determinant of a (batch of) square matrices."""
+    ...
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-d tensor laid on the diagonal ``diagonal`` of a matrix, or the diagonal of a matrix"""
+    ...
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Matrices (of dims ``dim1``, ``dim2``) with the last dim of ``input`` on their diagonal"""
+    ...
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """A matrix with the flattened entries on its diagonal ``offset``."""
+    ...
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal ``offset`` of dims ``dim1`` and ``dim2`` (a view, the entries last)."""
+    ...
+def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """A copy of ``input.diagonal(offset, dim1, dim2)``."""
+    ...
+def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """A copy of ``input`` with its diagonal ``offset`` of ``dim1``, ``dim2`` set to ``src``."""
+    ...
+def diff(x: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first)."""
+    ...
+def digamma(x: Tensor) -> Tensor:
+    """ψ(x) = d/dx log Γ(x): d/dx = ψ'(x) = polygamma(1, x)."""
+    ...
+def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
+    """The p-norm of input - other."""
+    ...
+def div(a, b, *, rounding_mode=...) -> Tensor:
+    """True division a / b; integers divide into the default float dtype. With"""
+    ...
+def divide(a, b, *, rounding_mode=...) -> Tensor:
+    """True division a / b; integers divide into the default float dtype. With"""
     ...
 def dot(u: Tensor, v: Tensor) -> Tensor:
     """The inner product of two vectors."""
+    ...
+def dsplit(input: Tensor, indices_or_sections: Any) -> tuple:
+    """Split along dim 2 of a tensor of at least 3 dims."""
+    ...
+def dstack(tensors: Any) -> Tensor:
+    """Join along dim 2, each tensor made at least 3-d."""
+    ...
+def einsum(equation: str, *operands) -> Tensor:
+    """Sums of products over the labelled dims of the operands, as torch contracts them: one"""
     ...
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """The rows ``indices`` of the 2-D ``weight``: the result has shape indices.shape + (dim,)."""
@@ -181,8 +415,20 @@ def equal(a: Tensor, b: Tensor) -> bool:
 def erf(x: Tensor) -> Tensor:
     """erf(x) = 2/√π ∫₀ˣ exp(-t²) dt: d/dx = 2/√π exp(-x²)."""
     ...
+def erfc(x: Tensor) -> Tensor:
+    """1 - erf x: d/dx = -2/√π e^(-x²)."""
+    ...
+def erfinv(x: Tensor) -> Tensor:
+    """The inverse of erf: d/dx = √π/2 e^(erfinv(x)²)."""
+    ...
 def exp(x: Tensor) -> Tensor:
     """e^x: d/dx = e^x, the result."""
+    ...
+def exp2(x: Tensor) -> Tensor:
+    """2^x: d/dx = 2^x ln 2, from the result."""
+    ...
+def expand_copy(input: Tensor, size: Any, *, implicit: bool = False) -> Tensor:
+    """A copy of ``input.expand(size)``."""
     ...
 def expm1(x: Tensor) -> Tensor:
     """e^x - 1: d/dx = e^x = result + 1."""
@@ -190,17 +436,47 @@ def expm1(x: Tensor) -> Tensor:
 def eye(n: Any, m: Any = None, *, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
     """The identity matrix (``n`` x ``m``)."""
     ...
+def fill(x: Tensor, value) -> Tensor:
+    """A new tensor like ``x`` with every element ``value`` (``fill_`` writes x itself)."""
+    ...
+def fix(input: Tensor) -> Tensor:
+    """Round toward zero; an integer tensor is its own result."""
+    ...
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims ``start_dim`` to ``end_dim`` into one (a view when the strides allow)."""
     ...
-def flip(x: Tensor, *dims) -> Tensor:
+def flip(x: Tensor, *dims, **kwargs) -> Tensor:
     """A copy of ``x`` with the order of the entries along ``dims`` reversed."""
+    ...
+def fliplr(input: Tensor) -> Tensor:
+    """Reverse the order along dim 1."""
+    ...
+def flipud(input: Tensor) -> Tensor:
+    """Reverse the order along dim 0."""
+    ...
+def float_power(input, exponent) -> Tensor:
+    """input ** exponent computed in float64 (torch's pow nodes, on double operands)."""
     ...
 def floor(x: Tensor) -> Tensor:
     """Round down."""
     ...
 def floor_divide(a, b, node: Any = ...) -> Tensor:
     """Division rounded toward minus infinity (Python's ``//``)."""
+    ...
+def fmax(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise maximum; where one is nan, the other."""
+    ...
+def fmin(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise minimum; where one is nan, the other."""
+    ...
+def fmod(input: Tensor, other) -> Tensor:
+    """C's remainder: the result has the sign of the dividend (integers stay integers)."""
+    ...
+def frac(input: Tensor) -> Tensor:
+    """The fractional part, with the sign of x (nan for ±inf)."""
+    ...
+def frexp(input: Tensor) -> Any:
+    """The mantissa (in ±[0.5, 1)) and the int32 exponent of each element."""
     ...
 def from_numpy(array: Any) -> Tensor:
     """A tensor sharing memory with a NumPy array."""
@@ -214,8 +490,17 @@ def full_like(t: Tensor, fill_value, *, dtype=None, device=None, memory_format=N
 def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """Values of ``x`` along ``dim`` at ``index``, one per element of ``index``. ext has no"""
     ...
+def gcd(input: Tensor, other: Tensor) -> Tensor:
+    """The greatest common divisor (>= 0)."""
+    ...
 def ge(a, b) -> Tensor:
     """Elementwise ``ge`` comparison, a bool tensor (not differentiable)."""
+    ...
+def geqrf(input, *, out=None):
+    """LAPACK's QR: R on and above the diagonal, the Householder vectors below, and their"""
+    ...
+def ger(input: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two 1-D tensors."""
     ...
 def get_default_device() -> Any:
     """The default device: always the CPU."""
@@ -229,17 +514,68 @@ def get_num_threads() -> Any:
 def get_rng_state() -> Tensor:
     """The default generator's state (a uint8 tensor, torch's layout)."""
     ...
+def gradient(x: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:
+    """The derivative of the samples ``x`` along each of ``dim`` (all dims for None) by"""
+    ...
 def gt(a, b) -> Tensor:
     """Elementwise ``gt`` comparison, a bool tensor (not differentiable)."""
     ...
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """The step function: 0 below zero, 1 above, ``values`` at zero; no derivative."""
+    ...
+def histc(x: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+    """A histogram of ``bins`` equal bins from ``min`` to ``max`` (the data's range when both"""
+    ...
+def histogram(x: Tensor, bins=100, *, range=None, weight=None, density: bool = False):
+    """(hist, bin_edges): a histogram of ``x`` with ``bins`` equal bins (over ``range`` or the"""
+    ...
+def histogramdd(x: Tensor, bins=10, *, range=None, weight=None, density: bool = False):
+    """(hist, bin_edges): a histogram of the points in the rows of ``x`` (its last dim is the"""
+    ...
+def hsplit(input: Tensor, indices_or_sections: Any) -> tuple:
+    """Split along dim 1 (dim 0 for a 1-d tensor)."""
+    ...
+def hstack(tensors: Any) -> Tensor:
+    """Join along dim 1 (dim 0 for 1-d tensors)."""
+    ...
+def hypot(input: Tensor, other: Tensor) -> Tensor:
+    """The length of the hypotenuse, √(input² + other²)."""
+    ...
+def i0(x: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind, order 0: d/dx = I₁(x)."""
+    ...
+def igamma(input: Tensor, other: Tensor) -> Tensor:
+    """The regularized lower incomplete gamma function P(a, x)."""
+    ...
+def igammac(input: Tensor, other: Tensor) -> Tensor:
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+    ...
+def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """A copy of ``x`` with ``alpha * source`` added at its slices ``index`` along ``dim``"""
+    ...
+def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``x`` with its slices ``index`` along ``dim`` replaced by source's."""
+    ...
+def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """A copy of ``x`` with its slices ``index`` along ``dim`` set to ``value``."""
+    ...
 def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """``x`` with ``values`` written at ``indices`` (a copy)."""
+    ...
+def index_reduce(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True) -> Tensor:
+    """A copy of ``x`` with source's slices reduced (prod, mean, amax or amin) into its slices"""
     ...
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries ``index`` (a vector of int64 or int32) along ``dim``, as a copy."""
     ...
 def initial_seed() -> Any:
     """The seed the default generator was last started from."""
+    ...
+def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """The sum of products over the last dims (a product when either is a number tensor)."""
+    ...
+def inverse(A: Tensor, *, out=None) -> Tensor:
+    """The inverse of a (batch of) square matrices; LinAlgError when one is singular."""
     ...
 def is_anomaly_check_nan_enabled() -> bool:
     """Whether anomaly mode checks backward outputs for NaN."""
@@ -271,17 +607,47 @@ def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equa
 def isfinite(x: Tensor) -> Tensor:
     """Where x is neither nan nor infinite (a bool tensor)."""
     ...
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """Whether each element of ``elements`` is among ``test_elements`` (either may be a"""
+    ...
 def isinf(x: Tensor) -> Tensor:
     """Where x is +inf or -inf (a bool tensor)."""
     ...
 def isnan(x: Tensor) -> Tensor:
     """Where x is nan (a bool tensor)."""
     ...
+def isneginf(input: Tensor) -> Tensor:
+    """Whether each element is -inf."""
+    ...
+def isposinf(input: Tensor) -> Tensor:
+    """Whether each element is +inf."""
+    ...
+def isreal(input: Tensor) -> Tensor:
+    """Whether each element has no imaginary part: all of a real tensor's."""
+    ...
+def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """The Kronecker product, as a broadcast product of interleaved views."""
+    ...
+def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
+    """(values, indices) of the ``k``-th smallest value along ``dim`` (k counts from 1)."""
+    ...
 def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-05) -> Tensor:
     """Normalize the trailing ``normalized_shape`` dims of ``x`` to mean 0 and variance 1, then"""
     ...
+def lcm(input: Tensor, other: Tensor) -> Tensor:
+    """The least common multiple (>= 0)."""
+    ...
+def ldexp(input: Tensor, other: Tensor) -> Tensor:
+    """input * 2**other; integer exponents make 2**other in the default float dtype."""
+    ...
 def le(a, b) -> Tensor:
     """Elementwise ``le`` comparison, a bool tensor (not differentiable)."""
+    ...
+def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
+    """input + weight * (end - input), weight a number or a tensor."""
+    ...
+def lgamma(x: Tensor) -> Tensor:
+    """log |Γ(x)|: d/dx = ψ(x)."""
     ...
 def linspace(start, end, steps: Any, *, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
@@ -289,11 +655,29 @@ def linspace(start, end, steps: Any, *, dtype=None, device=None, requires_grad: 
 def log(x: Tensor) -> Tensor:
     """log x: d/dx = 1/x."""
     ...
+def log10(x: Tensor) -> Tensor:
+    """log₁₀ x: d/dx = 1 / (x ln 10)."""
+    ...
 def log1p(x: Tensor) -> Tensor:
     """log(1 + x): d/dx = 1 / (1 + x)."""
     ...
+def log2(x: Tensor) -> Tensor:
+    """log₂ x: d/dx = 1 / (x ln 2)."""
+    ...
 def log_softmax(x: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """log(softmax(x)) along ``dim``, computed without forming softmax (no log of 0)."""
+    ...
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+    """log(e^input + e^other), without overflow."""
+    ...
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
+    """log₂(2^input + 2^other), without overflow."""
+    ...
+def logcumsumexp(x: Tensor, dim: int) -> Tensor:
+    """log(cumsum(exp(x))) along ``dim``, computed without overflow."""
+    ...
+def logdet(input: Tensor) -> Tensor:
+    """log det A: nan where the determinant is negative."""
     ...
 def logical_and(a, b) -> Tensor:
     """Elementwise ``logical_and`` of the truth values, a bool tensor."""
@@ -307,20 +691,44 @@ def logical_or(a, b) -> Tensor:
 def logical_xor(a, b) -> Tensor:
     """Elementwise ``logical_xor`` of the truth values, a bool tensor."""
     ...
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """log(x / (1 - x)), x clamped to [eps, 1 - eps] first when ``eps`` is given."""
+    ...
 def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) over ``dim`` (an int or a tuple of ints), without overflow."""
     ...
 def lt(a, b) -> Tensor:
     """Elementwise ``lt`` comparison, a bool tensor (not differentiable)."""
     ...
+def lu(A, pivot: bool = True, get_infos: bool = False):
+    """torch.lu: the packed LU decomposition and pivots (and the info codes)."""
+    ...
+def lu_solve(input, LU_data, LU_pivots, *, out=None):
+    """torch.lu_solve: the solution of A X = ``input`` for A's packed LU and pivots."""
+    ...
+def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool = True, *, out=None):
+    """P, L and U of a packed LU and its pivots (empty where not asked for)."""
+    ...
 def manual_seed(seed: Any) -> Any:
-    """Seed the default generator (rand, randn, randint, randperm, nn.init, dropout)."""
+    """Seed the default generator (rand, randn, randint, randperm, nn.init, dropout) with"""
     ...
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     """``x`` with ``value`` (a number or a 0-d tensor) where ``mask`` holds."""
     ...
+def masked_scatter(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``x`` with source's elements, in order, written where ``mask`` holds."""
+    ...
+def masked_select(x: Tensor, mask: Tensor) -> Tensor:
+    """The elements of ``x`` where ``mask`` (broadcast with x) holds, as a vector."""
+    ...
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """The matrix product, dispatched by rank as torch does: dot, mv, mm, and for more than two"""
+    ...
+def matrix_exp(A: Tensor) -> Tensor:
+    """The matrix exponential of a (batch of) square matrices."""
+    ...
+def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
+    """A to the integer power n (negative: of the inverse), by repeated squaring as torch."""
     ...
 def max(x: Tensor, dim=..., keepdim: bool = False):
     """The largest element; with ``dim``, (values, indices) along it; with a tensor, the"""
@@ -331,6 +739,12 @@ def maximum(a: Tensor, b: Tensor) -> Tensor:
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean of all elements, or over ``dim``."""
     ...
+def median(x: Tensor, dim=None, keepdim: bool = False):
+    """The median (the lower of the two middle values); with ``dim``, (values, indices)."""
+    ...
+def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    """Grids of coordinates: tensor i expanded along dim i (``"xy"``: the first two swapped)."""
+    ...
 def min(x: Tensor, dim=..., keepdim: bool = False):
     """The smallest element; with ``dim``, (values, indices) along it; with a tensor, the"""
     ...
@@ -340,8 +754,23 @@ def minimum(a: Tensor, b: Tensor) -> Tensor:
 def mm(a: Tensor, b: Tensor) -> Tensor:
     """The product of two matrices."""
     ...
+def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
+    """(values, indices) of the most frequent value along ``dim``."""
+    ...
+def moveaxis(input: Tensor, source: Any, destination: Any) -> Tensor:
+    """A view with dims ``source`` moved to positions ``destination``, the others in order."""
+    ...
+def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
+    """A view with dims ``source`` moved to positions ``destination``, the others in order."""
+    ...
+def msort(x: Tensor) -> Tensor:
+    """``x`` sorted along its first dim (composite: the values of ``sort(x, 0)``)."""
+    ...
 def mul(a, b) -> Tensor:
     """a * b, with broadcasting and type promotion."""
+    ...
+def multinomial(x: Tensor, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
+    """``num_samples`` category indices per row of the (unnormalised) probabilities ``x``."""
     ...
 def multiply(a, b) -> Tensor:
     """a * b, with broadcasting and type promotion."""
@@ -349,11 +778,29 @@ def multiply(a, b) -> Tensor:
 def mv(a: Tensor, v: Tensor) -> Tensor:
     """The product of a matrix and a vector."""
     ...
+def mvlgamma(input: Tensor, p: int) -> Tensor:
+    """The multivariate log-gamma function of dimension ``p``."""
+    ...
 def nan_to_num(x: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
     """x with nan, +inf, -inf replaced (by 0 and the dtype's largest and smallest values)."""
     ...
+def nanmean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Mean of the values that are not nan (composite: nansum divided by their count)."""
+    ...
+def nanmedian(x: Tensor, dim=None, keepdim: bool = False):
+    """The median of the values that are not nan; with ``dim``, (values, indices)."""
+    ...
+def nanquantile(x: Tensor, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = 'linear') -> Tensor:
+    """The ``q``-th quantiles of the values of ``x`` that are not nan."""
+    ...
+def nansum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Sum of the values that are not nan (all, or over ``dim``)."""
+    ...
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``length`` entries along ``dim`` from ``start``, as a view (a slice, as in torch)."""
+    ...
+def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """A copy of ``input.narrow(dim, start, length)``."""
     ...
 def ne(a, b) -> Tensor:
     """Elementwise ``ne`` comparison, a bool tensor (not differentiable)."""
@@ -364,6 +811,24 @@ def neg(x: Tensor) -> Tensor:
 def negative(x: Tensor) -> Tensor:
     """-x."""
     ...
+def nextafter(input: Tensor, other: Tensor) -> Tensor:
+    """The next floating value after ``input`` in the direction of ``other``."""
+    ...
+def nonzero(input: Tensor, *, as_tuple: bool = False):
+    """The indices of the nonzero elements: one row each (int64), or one vector per dim."""
+    ...
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """``nonzero`` with exactly ``size`` rows: cut, or padded with ``fill_value``."""
+    ...
+def norm(input: Tensor, p='fro', dim=None, keepdim: bool = False, out=None, dtype=None) -> Tensor:
+    """torch.norm: the vector 2-norm for ``fro`` over at most two dims, ``nuc`` through"""
+    ...
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """Normal samples: a tensor of means and/or of standard deviations, or numbers and a"""
+    ...
+def nuclear_norm(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """The sum of the singular values over two dims (default the last two)."""
+    ...
 def numel(input: Tensor) -> Any:
     """The number of elements of ``input``."""
     ...
@@ -373,8 +838,35 @@ def ones(*size, dtype=None, layout=None, device=None, requires_grad: Any = False
 def ones_like(t: Tensor, *, dtype=None, device=None, memory_format=None, requires_grad: Any = False) -> Tensor:
     """Ones with the shape (and dtype) of ``t``."""
     ...
+def orgqr(input, tau, *, out=None):
+    """The first n columns of the product of the Householder reflectors given by ``input``'s"""
+    ...
+def ormqr(input, input2, input3, left: bool = True, transpose: bool = False, *, out=None):
+    """op(Q) @ other (``left``) or other @ op(Q), Q given by geqrf's reflectors (``input``) and"""
+    ...
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two 1-D tensors."""
+    ...
+def pca_lowrank(A, q: int | None = None, center: bool = True, niter: int = 2) -> tuple:
+    """An approximate rank-``q`` SVD (U, S, V) of A with its column means taken away"""
+    ...
 def permute(x: Tensor, dims: tuple | list) -> Tensor:
     """A view with the dims in the order ``dims`` (a permutation of ``range(x.dim())``)."""
+    ...
+def permute_copy(input: Tensor, dims: Any) -> Tensor:
+    """A copy of ``input.permute(dims)``."""
+    ...
+def pinverse(input, rcond: float = 1e-15):
+    """The pseudo-inverse (torch.pinverse: ``rcond`` is the relative tolerance)."""
+    ...
+def poisson(x: Tensor, generator=None) -> Tensor:
+    """Poisson samples with the rates ``x``."""
+    ...
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """The n-th derivative of the digamma function."""
+    ...
+def positive(input: Tensor) -> Tensor:
+    """+x: the tensor itself (refused for bool, as torch's unary plus)."""
     ...
 def pow(x, exponent) -> Tensor:
     """x ** exponent for a tensor or number exponent."""
@@ -385,23 +877,44 @@ def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 def promote_types(a: Any, b: Any) -> Any:
     """The smallest dtype both ``a`` and ``b`` convert to safely (torch.promote_types)."""
     ...
+def put(x: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of ``x`` with ``source`` written (or, accumulating, added) at its flat positions"""
+    ...
+def qr(input, some: bool = True, *, out=None):
+    """The QR decomposition (torch.qr: ``some`` picks the reduced form)."""
+    ...
+def quantile(x: Tensor, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = 'linear') -> Tensor:
+    """The ``q``-th quantiles of ``x``; a nan in a slice makes its quantiles nan."""
+    ...
+def rad2deg(x: Tensor) -> Tensor:
+    """x * 180/π: the gradient is scaled alike."""
+    ...
 def rand(*size, dtype=None, generator=None, device=None, requires_grad: Any = False) -> Tensor:
     """Uniform samples in [0, 1)."""
     ...
-def rand_like(t: Tensor, *, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
+def rand_like(t: Tensor, *, dtype=None, device=None, generator=None, requires_grad: Any = False) -> Tensor:
     """Uniform samples shaped like ``t``."""
     ...
 def randint(low, high=None, size=None, *, dtype=None, generator=None, device=None, requires_grad: Any = False) -> Tensor:
     """Uniform integers in [low, high); ``randint(high, size)`` starts at 0."""
     ...
+def randint_like(x: Tensor, low=0, high=None, *, generator=None, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
+    """Integers drawn uniformly from [low, high) (``randint_like(x, high)`` starts at 0), shaped"""
+    ...
 def randn(*size, dtype=None, generator=None, device=None, requires_grad: Any = False) -> Tensor:
     """Standard normal samples."""
     ...
-def randn_like(t: Tensor, *, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
+def randn_like(t: Tensor, *, dtype=None, device=None, generator=None, requires_grad: Any = False) -> Tensor:
     """Standard normal samples shaped like ``t``."""
     ...
 def randperm(n: Any, *, generator=None, dtype=None, device=None, requires_grad: Any = False) -> Tensor:
     """A random permutation of ``0 .. n-1``, the same one torch's CPU generator gives."""
+    ...
+def ravel(input: Tensor) -> Tensor:
+    """The entries as a 1-d tensor (a view when the layout allows)."""
+    ...
+def real(input: Tensor) -> Tensor:
+    """The real part: a real tensor itself."""
     ...
 def reciprocal(x: Tensor) -> Tensor:
     """1 / x: d/dx = -1/x² = -result²."""
@@ -410,11 +923,32 @@ def relu(x: Tensor) -> Tensor: ...
 def remainder(input, other) -> Tensor:
     """``ext.remainder``: either argument may be the number."""
     ...
+def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
+    """input with each slice along dim whose p-norm exceeds maxnorm scaled to maxnorm."""
+    ...
+def repeat_interleave(input: Tensor, repeats: int | Tensor | None = None, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+    """Each entry repeated ``repeats`` times along ``dim`` (of the flattened tensor when None);"""
+    ...
 def reshape(x: Tensor, *shape) -> Tensor:
     """``view`` when the strides allow it, else a reshaped copy."""
     ...
+def resolve_conj(input: Tensor) -> Tensor:
+    """The tensor with its conjugate bit resolved: a real tensor itself."""
+    ...
+def resolve_neg(input: Tensor) -> Tensor:
+    """The tensor with its negative bit resolved: a real tensor itself."""
+    ...
+def roll(input: Tensor, shifts: Any, dims: Any = ...) -> Tensor:
+    """Shift the entries by ``shifts`` along ``dims`` cyclically (of the flattened tensor when"""
+    ...
+def rot90(input: Tensor, k: int = 1, dims: Any = ...) -> Tensor:
+    """Rotate by ``k`` quarter turns from ``dims[0]`` towards ``dims[1]``."""
+    ...
 def round(x: Tensor, *, decimals: int | None = None) -> Tensor:
     """Round to the nearest integer (half to even), or to ``decimals`` places."""
+    ...
+def row_stack(tensors: Any) -> Tensor:
+    """Join along dim 0, 1-d tensors as rows."""
     ...
 def rsqrt(x: Tensor) -> Tensor:
     """1/√x: d/dx = -1/2 x^(-3/2) = -result³ / 2."""
@@ -425,17 +959,29 @@ def rsub(x: Tensor, other, alpha=1) -> Tensor:
 def scatter(x: Tensor, dim: int, index: Tensor, src=None, *, value=None) -> Tensor:
     """A copy of ``x`` with ``src`` (a tensor or a number, or ``value``) written at ``index``"""
     ...
+def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """A copy of ``x`` with each element of ``src`` added at its place along ``dim`` given by"""
+    ...
+def scatter_reduce(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True) -> Tensor:
+    """A copy of ``x`` with each element of ``src`` reduced (sum, prod, mean, amax or amin)"""
+    ...
+def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False, side: str | None = None, sorter=None) -> Tensor:
+    """Where each value of ``input`` would go in ``sorted_sequence`` (its innermost dim) to keep"""
+    ...
 def seed() -> Any:
     """Seed the default generator nondeterministically, and return the seed."""
     ...
 def select(x: Tensor, dim: int, index: int) -> Tensor:
     """Entry ``index`` along ``dim``, as a view without that dim."""
     ...
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    """A copy of ``input`` with ``input.select(dim, index)`` set to ``src``."""
+    ...
 def set_default_device(device: Any) -> None:
     """Accept the CPU (or None) as the default device; ext has no other device."""
     ...
 def set_default_dtype(d: Any) -> None:
-    """Set the default floating-point dtype (float16, float32 or float64)."""
+    """Set the default floating-point dtype (bfloat16, float16, float32 or float64)."""
     ...
 def set_num_threads(num: Any) -> None:
     """Set the number of threads ops may use (kept and reported; NumPy picks its own)."""
@@ -449,14 +995,35 @@ def set_rng_state(new_state: Tensor) -> None:
 def set_warn_always(value: bool) -> None:
     """Give once-per-process warnings every time (True) or only the first time (False)."""
     ...
+def sgn(input: Tensor) -> Tensor:
+    """The sign of each element (0 for nan; a bool tensor is its own sign)."""
+    ...
 def sigmoid(x: Tensor) -> Tensor:
     """σ(x) = 1 / (1 + e^-x): d/dx = σ(x)(1 - σ(x)), torch's sigmoid_backward of the result."""
     ...
 def sign(x: Tensor) -> Tensor:
     """-1, 0 or 1 by the sign of each element (0 for nan, as in torch)."""
     ...
+def signbit(input: Tensor) -> Tensor:
+    """Whether each element's sign bit is set (-0.0 and -nan included)."""
+    ...
 def sin(x: Tensor) -> Tensor:
     """sin x: d/dx = cos x."""
+    ...
+def sinc(x: Tensor) -> Tensor:
+    """sin(πx)/(πx), 1 at 0: d/dx = (πx cos πx - sin πx) / (πx²), 0 where πx² is 0."""
+    ...
+def sinh(x: Tensor) -> Tensor:
+    """sinh x: d/dx = cosh x."""
+    ...
+def slice(input: Tensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1) -> Tensor:
+    """aten's ``slice``: ``start:end:step`` along ``dim``, as a view."""
+    ...
+def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1) -> Tensor:
+    """A copy of ``input`` with ``input[..., start:end:step]`` (along ``dim``) set to ``src``."""
+    ...
+def slogdet(A: Tensor, *, out=None):
+    """The sign and the log of the absolute value of the determinant."""
     ...
 def softmax(x: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` converts the input first."""
@@ -470,17 +1037,29 @@ def split(x: Tensor, split_size_or_sections: int | list | tuple, dim: int = 0) -
 def split_with_sizes(x: Tensor, split_sizes: list | tuple, dim: int = 0) -> tuple:
     """Views of ``x`` cut along ``dim`` into pieces of ``split_sizes`` (which sum to its size)."""
     ...
+def split_with_sizes_copy(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple:
+    """Copies of ``input.split_with_sizes(split_sizes, dim)``."""
+    ...
 def sqrt(x: Tensor) -> Tensor:
     """√x: d/dx = 1 / (2√x)."""
     ...
+def square(input: Tensor) -> Tensor:
+    """x ** 2 (torch's pow node; a bool tensor squares as int64)."""
+    ...
 def squeeze(x: Tensor, dim: int | None = None, *, _op: Any = ...) -> Tensor:
     """A view without dims of size 1 (only ``dim``, if given)."""
+    ...
+def squeeze_copy(input: Tensor, dim: Any = None) -> Tensor:
+    """A copy of ``input.squeeze(dim)``."""
     ...
 def stack(tensors: list | tuple, dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dim ``dim``."""
     ...
 def std(x: Tensor, dim=None, unbiased=..., keepdim: bool = False, *, correction=None) -> Tensor:
     """The standard deviation (Bessel-corrected unless told otherwise)."""
+    ...
+def std_mean(x: Tensor, dim=None, unbiased=..., keepdim: bool = False, *, correction=None) -> tuple:
+    """(standard deviation, mean) over ``dim`` (all dims for None)."""
     ...
 def sub(a, b, *, alpha=1) -> Tensor:
     """a - alpha * b."""
@@ -491,8 +1070,23 @@ def subtract(a, b, *, alpha=1) -> Tensor:
 def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum of all elements, or over ``dim`` (an int or a tuple of ints)."""
     ...
+def svd(input, some: bool = True, compute_uv: bool = True, *, out=None):
+    """torch.svd: U, S and V (not Vh); ``some`` picks the reduced form."""
+    ...
+def svd_lowrank(A, q: int | None = 6, niter: int | None = 2, M=None) -> tuple:
+    """An approximate rank-``q`` SVD (U, S, V) of A - M by random projection."""
+    ...
 def t(x: Tensor) -> Tensor:
     """Transpose a tensor of at most 2 dims."""
+    ...
+def t_copy(input: Tensor) -> Tensor:
+    """A copy of ``input.t()``."""
+    ...
+def take(x: Tensor, index: Tensor) -> Tensor:
+    """x's elements at the flat positions ``index``, in index's shape."""
+    ...
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """The values of ``input`` at ``indices`` along ``dim`` (NumPy's take_along_axis), the"""
     ...
 def tan(x: Tensor) -> Tensor:
     """tan x: d/dx = 1 + tan² x."""
@@ -503,23 +1097,113 @@ def tanh(x: Tensor) -> Tensor:
 def tensor(data, *, dtype=None, device=None, requires_grad: Any = False, pin_memory: Any = False) -> Tensor:
     """A new leaf tensor holding a copy of ``data`` (numbers, nested lists, NumPy arrays)."""
     ...
+def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple:
+    """Views of ``input`` cut along ``dim``: into ``n`` near-equal sections, or at the given"""
+    ...
+def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
+    """The contraction of a's dims ``dims[0]`` with b's ``dims[1]`` (an int n: a's last n with"""
+    ...
+def tile(input: Tensor, dims: Any) -> Tensor:
+    """``repeat`` with ``dims`` padded by leading 1s to the tensor's rank."""
+    ...
+def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
+    """(values, indices) of the ``k`` largest (``largest=False``: smallest) values along"""
+    ...
+def trace(input: Tensor) -> Tensor:
+    """The sum of a matrix's diagonal."""
+    ...
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap dims ``dim0`` and ``dim1`` (a view)."""
     ...
-def true_divide(a, b) -> Tensor:
-    """True division a / b; integers divide into the default float dtype."""
+def transpose_copy(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """A copy of ``input.transpose(dim0, dim1)``."""
+    ...
+def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The integral of ``y`` along ``dim`` by the trapezoid rule, at the points ``x`` or with"""
+    ...
+def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """``trapezoid``'s older name."""
+    ...
+def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False, *, out=None):
+    """(X, a copy of A) with op(A) X = input, A read as triangular (op: Aᵀ for transpose)."""
+    ...
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle (from ``diagonal`` down); the gradient keeps the same triangle."""
+    ...
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None, pin_memory=None) -> Tensor:
+    """The (2, N) row and column indices of the lower triangle of a row x col matrix, from diagonal ``offset``."""
+    ...
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle (from ``diagonal`` up); the gradient keeps the same triangle."""
+    ...
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None, pin_memory=None) -> Tensor:
+    """The (2, N) row and column indices of the upper triangle of a row x col matrix, from diagonal ``offset``."""
+    ...
+def true_divide(a, b, *, rounding_mode=...) -> Tensor:
+    """True division a / b; integers divide into the default float dtype. With"""
+    ...
+def trunc(input: Tensor) -> Tensor:
+    """Round toward zero; an integer tensor is its own result."""
     ...
 def unbind(x: Tensor, dim: int = 0) -> tuple:
     """The slices of ``x`` along ``dim``, as a tuple of views."""
     ...
+def unbind_copy(input: Tensor, dim: int = 0) -> tuple:
+    """Copies of ``input.unbind(dim)``."""
+    ...
+def unflatten(input: Tensor, dim: int, sizes: Any) -> Tensor:
+    """Dim ``dim`` split into ``sizes`` (-1 infers one)."""
+    ...
+def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """A copy of ``input.unfold(dimension, size, step)``."""
+    ...
+def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None):
+    """The distinct values (sorted; each nan distinct), with the inverse indices and counts on"""
+    ...
+def unique_consecutive(x: Tensor, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None):
+    """``x`` with each run of equal consecutive values (slices along ``dim``) kept once, with"""
+    ...
+def unravel_index(indices: Tensor, shape: Any) -> tuple:
+    """The coordinates in ``shape`` of flat ``indices``, one tensor per dim."""
+    ...
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """``chunk`` whose pieces are not tracked as views."""
+    ...
+def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple:
+    """``split`` into pieces of ``split_size`` (copies, outside view tracking)."""
+    ...
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """A view with a new dim of size 1 at ``dim``."""
+    ...
+def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:
+    """A copy of ``input.unsqueeze(dim)``."""
     ...
 def var(x: Tensor, dim=None, unbiased=..., keepdim: bool = False, *, correction=None) -> Tensor:
     """The variance (Bessel-corrected unless ``correction``/``unbiased`` say otherwise)."""
     ...
+def var_mean(x: Tensor, dim=None, unbiased=..., keepdim: bool = False, *, correction=None) -> tuple:
+    """(variance, mean) over ``dim`` (all dims for None)."""
+    ...
+def vdot(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """The inner product of two 1-D tensors."""
+    ...
+def view_copy(input: Tensor, size: Any) -> Tensor:
+    """A copy of ``input.view(size)``."""
+    ...
+def vsplit(input: Tensor, indices_or_sections: Any) -> tuple:
+    """Split along dim 0 of a tensor of at least 2 dims."""
+    ...
+def vstack(tensors: Any) -> Tensor:
+    """Join along dim 0, 1-d tensors as rows."""
+    ...
 def where(condition: Tensor, a, b) -> Tensor:
     """Elements of ``a`` where ``condition`` holds, else of ``b``."""
+    ...
+def xlogy(input, other) -> Tensor:
+    """x log y, 0 where x is 0 (unless y is nan)."""
+    ...
+def zero_(x: Tensor) -> Tensor:
+    """``ext.zero_(x)``: x's elements set to zero in place (``x.zero_()``)."""
     ...
 def zeros(*size, dtype=None, layout=None, device=None, requires_grad: Any = False) -> Tensor:
     """A tensor of zeros."""

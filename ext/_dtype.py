@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import builtins
+import sys
 
 import numpy as np
 
 __all__ = [
-    "dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
-    "half", "float", "double", "short", "int", "long", "get_default_dtype", "set_default_dtype",
+    "dtype", "bfloat16", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+    "uint8", "bool", "half", "float", "double", "short", "int", "long", "get_default_dtype",
+    "set_default_dtype",
 ]
 
 # Promotion categories: a Python scalar or a 0-d tensor only upcasts a dimensioned tensor when it
@@ -21,14 +23,23 @@ class dtype:  # noqa: N801 - torch's name
 
     __slots__ = ("_name", "_np", "_category", "_legacy", "_short", "is_floating_point", "itemsize")
 
-    def __init__(self, name: str, np_dtype, category: int, legacy: str, short: str) -> None:
+    def __init__(self, name: str, np_dtype, category: int, legacy: str, short: str,
+                 itemsize: builtins.int | None = None) -> None:
         self._name = name
-        self._np = np.dtype(np_dtype)
+        if np_dtype is not None:  # (None: a type NumPy learns from ml_dtypes, on first use)
+            self._np = np.dtype(np_dtype)
         self._category = category
         self._legacy = legacy
         self._short = short
         self.is_floating_point = category == _FLOAT
-        self.itemsize = self._np.itemsize
+        self.itemsize = self._np.itemsize if itemsize is None else itemsize
+
+    def __getattr__(self, name: str):
+        # Only an unset ``_np`` slot gets here: bfloat16's NumPy type comes from ml_dtypes,
+        # imported on the first bfloat16 tensor so that ``import ext`` does not pay for it.
+        if name == "_np" and self._name == "bfloat16":
+            return _load_bfloat16()
+        raise AttributeError(f"'ext.dtype' object has no attribute '{name}'")
 
     @property
     def is_signed(self) -> bool:
@@ -47,6 +58,7 @@ class dtype:  # noqa: N801 - torch's name
         return self._name
 
 
+bfloat16 = dtype("bfloat16", None, _FLOAT, "BFloat16Tensor", "BFloat16", itemsize=2)
 float16 = dtype("float16", np.float16, _FLOAT, "HalfTensor", "Half")
 float32 = dtype("float32", np.float32, _FLOAT, "FloatTensor", "Float")
 float64 = dtype("float64", np.float64, _FLOAT, "DoubleTensor", "Double")
@@ -59,9 +71,39 @@ bool = dtype("bool", np.bool_, _BOOL, "BoolTensor", "Bool")  # noqa: A001 - torc
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 
-ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool)
-# NumPy dtype -> ext dtype; the Tensor reads its dtype through this table.
-FROM_NUMPY: dict[np.dtype, dtype] = {d._np: d for d in ALL}
+ALL = (bfloat16, float16, float32, float64, uint8, int8, int16, int32, int64, bool)
+
+
+class _ByNumpyType(dict):
+    """NumPy dtype -> ext dtype; an array of ml_dtypes' bfloat16 made outside ext registers the
+    type on its first lookup."""
+
+    def __missing__(self, key):
+        if getattr(key, "name", None) == "bfloat16" and "ml_dtypes" in sys.modules:
+            _load_bfloat16()
+            if key in self:
+                return self[key]
+        raise KeyError(key)
+
+
+# The Tensor reads its dtype through this table.
+FROM_NUMPY: dict[np.dtype, dtype] = _ByNumpyType({d._np: d for d in ALL if d is not bfloat16})
+
+
+def _load_bfloat16() -> np.dtype:
+    """Import ml_dtypes and register its bfloat16 as ``ext.bfloat16``'s NumPy type."""
+    import ml_dtypes
+
+    np_dtype = np.dtype(ml_dtypes.bfloat16)
+    bfloat16._np = np_dtype
+    FROM_NUMPY[np_dtype] = bfloat16
+    return np_dtype
+
+
+def is_floating_np(np_dtype: np.dtype) -> builtins.bool:
+    """Whether a NumPy dtype holds floating-point values (ml_dtypes' bfloat16 included, whose
+    NumPy kind is "V")."""
+    return np_dtype.kind == "f" or np_dtype.name == "bfloat16"
 
 _default = [float32]
 
@@ -72,7 +114,7 @@ def get_default_dtype() -> dtype:
 
 
 def set_default_dtype(d: dtype) -> None:
-    """Set the default floating-point dtype (float16, float32 or float64)."""
+    """Set the default floating-point dtype (bfloat16, float16, float32 or float64)."""
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     _default[0] = d
@@ -81,13 +123,18 @@ def set_default_dtype(d: dtype) -> None:
 def from_numpy_dtype(np_dtype) -> dtype:
     """The ext dtype of a NumPy dtype; TypeError for types ext has no counterpart for."""
     try:
-        return FROM_NUMPY[np.dtype(np_dtype)]
+        found = FROM_NUMPY[np.dtype(np_dtype)]
     except (KeyError, TypeError):
+        found = None
+    # (an ml_dtypes bfloat16 array is refused too, as torch refuses it)
+    if found is None or found is bfloat16:
+        kind = np.dtype(np_dtype).type
         raise TypeError(
-            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The "
+            f"can't convert np.ndarray of type {kind.__module__}.{kind.__name__}. The "
             "only supported types are: float64, float32, float16, int64, int32, int16, int8, "
             "uint8, and bool."
-        ) from None
+        )
+    return found
 
 
 def check_dtype(d, fn: str = "tensor") -> dtype:
@@ -103,6 +150,10 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         return a
     if a._category != b._category:
         return a if a._category > b._category else b
+    if a is bfloat16 or b is bfloat16:
+        # (floating, both: neither half type holds the other, so they meet in float32)
+        other = b if a is bfloat16 else a
+        return float32 if other is float16 else other
     return FROM_NUMPY[np.promote_types(a._np, b._np)]
 
 
@@ -142,7 +193,12 @@ def scalar_result_type(t_dtype: dtype, value) -> dtype:
 # torch's C++ names of the element types, which its conversion errors print.
 _C_NAMES = {"int64": "int64_t", "int32": "int32_t", "int16": "int16_t", "int8": "int8_t",
             "uint8": "uint8_t", "float32": "float", "float64": "double", "float16": "c10::Half",
-            "bool": "bool"}
+            "bfloat16": "c10::BFloat16", "bool": "bool"}
+
+
+# The largest finite value of each narrow floating type.
+_FLOAT_MAX = {"float32": 3.4028234663852886e38, "bfloat16": 3.3895313892515355e38,
+              "float16": 65504.0}
 
 
 def number_overflows(values: np.ndarray, np_dtype: np.dtype, check_float: builtins.bool) -> \
@@ -150,15 +206,16 @@ def number_overflows(values: np.ndarray, np_dtype: np.dtype, check_float: builti
     """Whether storing these Python numbers (held as a float64, int64 or bool array) in
     ``np_dtype`` overflows by torch's rule (c10's ``checked_convert``): NaN or a value out of
     range for an integer type, where unsigned types take integers down to ``-max`` by wrapping;
-    with ``check_float``, also a finite value beyond float32's range (the fill path's check)."""
+    with ``check_float``, also a finite value beyond the range of a float32, bfloat16 or
+    float16 type (the fill path's check)."""
     kind = np_dtype.kind
     if kind == "b" or values.dtype.kind == "b" or values.size == 0:
         return False
-    if kind == "f":
-        if not check_float or np_dtype != np.float32 or values.dtype.kind != "f":
+    if is_floating_np(np_dtype):
+        if not check_float or np_dtype.itemsize == 8 or values.dtype.kind != "f":
             return False
         big = np.abs(values[np.isfinite(values)])
-        return builtins.bool(big.size and big.max() > np.finfo(np.float32).max)
+        return builtins.bool(big.size and big.max() > _FLOAT_MAX[np_dtype.name])
     info = np.iinfo(np_dtype)
     if values.dtype.kind == "f":
         return builtins.bool(np.isnan(values).any() or values.min() < info.min

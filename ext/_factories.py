@@ -36,7 +36,7 @@ def _resolve_dtype(dtype, fn: str):
 def _finish(data: np.ndarray, requires_grad: bool, fn: str = "") -> Tensor:
     t = wrap(data)
     if requires_grad:
-        if data.dtype.kind != "f":
+        if not _dtype.is_floating_np(data.dtype):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t._requires_grad = True
@@ -400,10 +400,21 @@ def linspace(start, end, steps: builtins.int, *, dtype=None, device=None,
         raise TypeError(f"linspace() received an invalid combination of arguments - got ({got})")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    _scalar_bounds("linspace", start, end)
     start = _range_arg(start, "linspace", "start", 1)
     end = _range_arg(end, "linspace", "end", 2)
     dtype = _resolve_dtype(dtype, "linspace") or _dtype.get_default_dtype()
     return _finish(_linspace(start, end, builtins.int(steps), dtype._np), requires_grad)
+
+
+def _scalar_bounds(name: str, start, end) -> None:
+    """torch's refusal of a start or end tensor with dimensions."""
+    dims = [(which, v._data.ndim) for which, v in (("start", start), ("end", end))
+            if isinstance(v, Tensor) and v._data.ndim]
+    if dims:
+        got = " and ".join(f"{which} with {n} dimension(s)" for which, n in dims)
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got "
+                           f"{got}.")
 
 
 def _linspace(start, end, steps: builtins.int, np_dtype: np.dtype) -> np.ndarray:
@@ -445,9 +456,12 @@ class Generator:
     """A CPU random number generator that makes torch's stream: the same seed gives the same
     numbers on ext as on torch (mt19937, with torch's sampling algorithms)."""
 
-    def __init__(self, device: str = "cpu") -> None:
-        self.device = device
+    def __init__(self, device: object = "cpu") -> None:
+        self.device = _generator_device(device)
         self._engine: _random.CPUEngine | None = None  # made on first use: import stays quick
+
+    def __repr__(self) -> str:
+        return f"<ext.Generator object at {hex(id(self))}>"
 
     # ``_rng`` and ``_seed`` are what the samplers and checkpoint's state saving use.
     @property
@@ -470,6 +484,8 @@ class Generator:
 
     def manual_seed(self, seed: builtins.int) -> Generator:
         """Restart the stream from ``seed`` (any integer in [-2**63, 2**64))."""
+        if not isinstance(seed, builtins.int) or isinstance(seed, builtins.bool):
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
         self._rng.manual_seed(_seed_value(seed))
         return self
 
@@ -489,7 +505,9 @@ class Generator:
 
     def set_state(self, new_state: Tensor) -> Generator:
         """Restore a state returned by :meth:`get_state` (ext's or torch's)."""
-        if not isinstance(new_state, Tensor) or new_state._data.dtype != np.uint8:
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+        if new_state._data.dtype != np.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
         data = new_state._data.reshape(-1)
         if data.size != _random.STATE_BYTES:
@@ -497,6 +515,18 @@ class Generator:
                                f" but found the input RNG state size to be {data.size}")
         self._rng.set_state(np.ascontiguousarray(data))
         return self
+
+
+def _generator_device(spec: object) -> object:
+    """A Generator's device: the CPU (ext has no other), with torch's errors for the rest."""
+    from ._tensor import device
+
+    where = device(spec)
+    if where.type != "cpu":
+        if where.type == "cuda":
+            raise RuntimeError("Cannot get CUDA generator without ATen_cuda library.")
+        raise RuntimeError(f"{where.type.upper()} device type not an accelerator.")
+    return device("cpu")
 
 
 def _seed_value(seed) -> builtins.int:
@@ -511,8 +541,9 @@ default_generator = Generator()
 
 
 def manual_seed(seed: builtins.int) -> Generator:
-    """Seed the default generator (rand, randn, randint, randperm, nn.init, dropout)."""
-    return default_generator.manual_seed(seed)
+    """Seed the default generator (rand, randn, randint, randperm, nn.init, dropout) with
+    ``int(seed)``, and return it."""
+    return default_generator.manual_seed(builtins.int(seed))
 
 
 def seed() -> builtins.int:
@@ -696,22 +727,22 @@ def full_like(t: Tensor, fill_value, *, dtype=None, device=None, memory_format=N
     return _finish(in_memory_format(data, memory_format, "full_like"), requires_grad)
 
 
-def rand_like(t: Tensor, *, dtype=None, device=None,
+def rand_like(t: Tensor, *, dtype=None, device=None, generator=None,
               requires_grad: builtins.bool = False) -> Tensor:
     """Uniform samples shaped like ``t``."""
     _options("rand_like", device, requires_grad)
     shape, np_dtype = _like(t, dtype, "rand_like")
     _float_only(np_dtype, "check_uniform_bounds")
-    return _finish(_uniform_array(None, shape, np_dtype), requires_grad)
+    return _finish(_uniform_array(generator, shape, np_dtype), requires_grad)
 
 
-def randn_like(t: Tensor, *, dtype=None, device=None,
+def randn_like(t: Tensor, *, dtype=None, device=None, generator=None,
                requires_grad: builtins.bool = False) -> Tensor:
     """Standard normal samples shaped like ``t``."""
     _options("randn_like", device, requires_grad)
     shape, np_dtype = _like(t, dtype, "randn_like")
     _float_only(np_dtype, "normal_kernel_cpu")
-    return _finish(_normal_array(None, shape, np_dtype), requires_grad)
+    return _finish(_normal_array(generator, shape, np_dtype), requires_grad)
 
 
 def is_tensor(obj) -> builtins.bool:

@@ -40,6 +40,7 @@ def _legacy_type(dt: _dtype.dtype) -> tensortype:
 
 
 LEGACY_TYPES = {dt._legacy: _legacy_type(dt) for dt in _dtype.ALL if dt._legacy}
+BFloat16Tensor = LEGACY_TYPES["BFloat16Tensor"]
 HalfTensor = LEGACY_TYPES["HalfTensor"]
 FloatTensor = LEGACY_TYPES["FloatTensor"]
 DoubleTensor = LEGACY_TYPES["DoubleTensor"]
@@ -97,17 +98,29 @@ def construct(dt: _dtype.dtype | None, args: tuple, kwargs: dict) -> Tensor:
                              dtype=dtype)
 
 
-def legacy_dtype(spec: Any) -> _dtype.dtype | None:
-    """The dtype named by a legacy type or its name (``'ext.FloatTensor'``, or torch's
-    spelling of it) as ``Tensor.type`` takes them; None for anything else."""
+def legacy_dtype(spec: Any) -> _dtype.dtype:
+    """The dtype that ``Tensor.type``'s argument names: a dtype, a legacy type or its name
+    (``'ext.FloatTensor'``, or torch's spelling of it), or ``Tensor`` for the default dtype;
+    torch's errors for anything else."""
+    if isinstance(spec, _dtype.dtype):
+        return spec
     if isinstance(spec, tensortype):
         return spec.dtype
-    if isinstance(spec, str):
-        module, _, name = spec.rpartition(".")
-        if module in ("ext", "torch") and name in LEGACY_TYPES:
+    if spec is Tensor:
+        return _dtype.get_default_dtype()
+    if isinstance(spec, type):
+        raise ValueError(f"invalid type: '{spec.__name__}'")
+    if not isinstance(spec, str):
+        raise TypeError("dtype must be a type, str, or dtype object")
+    module, _, name = spec.rpartition(".")
+    if module in ("ext", "torch"):
+        if name == "Tensor":
+            return _dtype.get_default_dtype()
+        if name in LEGACY_TYPES:
             return LEGACY_TYPES[name].dtype
-        raise ValueError(f"invalid type: '{spec}'")
-    return None
+    if module in ("ext.cuda", "torch.cuda"):
+        raise RuntimeError("Cannot initialize CUDA without ATen_cuda library.")
+    raise ValueError(f"invalid type: '{spec}'")
 
 
 class _VariableMeta(type):
@@ -156,6 +169,12 @@ class memory_format:  # noqa: N801 - torch's name
 
 
 strided = layout("strided")
+# (the sparse layouts are named, as scripts compare with them; no ext tensor has one)
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
@@ -206,6 +225,15 @@ def is_floating_point(input: Tensor) -> builtins.bool:  # noqa: A002 - torch's n
     return _tensor_arg(input, "is_floating_point").is_floating_point()
 
 
+def _float_info(np_dtype: np.dtype) -> Any:
+    """NumPy's limits of a floating type; ml_dtypes' for bfloat16, which NumPy does not know."""
+    if np_dtype.kind != "f":
+        import ml_dtypes
+
+        return ml_dtypes.finfo(np_dtype)
+    return np.finfo(np_dtype)
+
+
 class finfo:  # noqa: N801 - torch's name
     """The limits of a floating-point dtype: ``bits``, ``eps``, ``max``, ``min``, ``tiny``,
     ``smallest_normal``, ``resolution``, ``dtype``."""
@@ -215,7 +243,7 @@ class finfo:  # noqa: N801 - torch's name
         if not isinstance(dt, _dtype.dtype) or not dt.is_floating_point:
             raise TypeError("ext.finfo() requires a floating point input type. Use ext.iinfo "
                             "to handle 'ext.finfo'")
-        info = np.finfo(dt._np)
+        info = _float_info(dt._np)
         self.bits = info.bits
         self.eps = builtins.float(info.eps)
         self.max = builtins.float(info.max)

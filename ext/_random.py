@@ -4,9 +4,10 @@ Each sampler draws the same 32- or 64-bit words, in the same order, as torch's C
 turns them into numbers by the same arithmetic, rounded where torch rounds, so that a seeded
 program gives the same values on ext as on torch. The words come from NumPy's MT19937 (the same
 generator); the arithmetic is vectorised over the draws. Python loops remain only where torch's
-own work is sequential (randperm's swaps), where fewer than 16 values are made (the scalar
-normal sampler), and for the rare elements whose rounding NumPy's kernels may not share with the
-C library or a fused multiply-add.
+own work is sequential (randperm's swaps, poisson's rejection sampling, the C++ sort that orders
+multinomial's tied keys), where few values are made (the scalar normal sampler's short runs),
+for the C library's log1p (which no vectorised kernel rounds alike), and for the rare elements
+whose rounding NumPy's kernels may not share with the C library or a fused multiply-add.
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ class CPUEngine:
 
     def random32(self, n: int) -> np.ndarray:
         """``n`` 32-bit words (as uint64), torch's ``random()``."""
-        self._next = None
+        if n:  # (an empty draw leaves torch's read index as it was)
+            self._next = None
         return self._bits.random_raw(n)
 
     def random64(self, n: int) -> np.ndarray:
@@ -143,6 +145,15 @@ def uniform(engine: CPUEngine, n: int, np_dtype, low: float = 0.0,
     return np.where(values == np_dtype.type(high), np_dtype.type(low), values)
 
 
+def to_element(values: np.ndarray, np_dtype) -> np.ndarray:
+    """Doubles cast to the element type as torch's kernels cast them: half through float (its
+    conversion takes a float), so a value may round twice."""
+    np_dtype = np.dtype(np_dtype)
+    if np_dtype == np.float16:
+        values = values.astype(np.float32)
+    return values.astype(np_dtype)
+
+
 # ----------------------------------------------------------------------------- normal
 
 
@@ -156,7 +167,7 @@ def normal(engine: CPUEngine, n: int, np_dtype, mean: float = 0.0, std: float = 
     np_dtype = np.dtype(np_dtype)
     if n >= 16 and contiguous:
         return _normal_fill(engine, n, np_dtype, mean, std)
-    return _normal_scalar(engine, n, mean, std).astype(np_dtype)
+    return to_element(_normal_scalar(engine, n, mean, std), np_dtype)
 
 
 def _normal_fill(engine: CPUEngine, n: int, np_dtype: np.dtype, mean: float,
@@ -181,36 +192,112 @@ def _box_muller_16(blocks: np.ndarray, mean: float, std: float) -> np.ndarray:
     u1 = 1.0 - blocks[:, :8]
     radius = np.sqrt(-2.0 * _libm(np.log, math.log, u1))
     theta = 2.0 * math.pi * blocks[:, 8:]
-    first = radius * _libm(np.cos, math.cos, theta)
-    second = radius * _libm(np.sin, math.sin, theta)
-    return _fma64(np.concatenate([first, second], axis=1), std, mean)
+    out = np.empty_like(blocks)
+    np.multiply(radius, _libm(np.cos, math.cos, theta, _TWO_PI), out=out[:, :8])
+    np.multiply(radius, _libm(np.sin, math.sin, theta, _TWO_PI), out=out[:, 8:])
+    return _fma64(out, std, mean)
+
+
+_CHUNK = 1 << 16
 
 
 def _fma64(x: np.ndarray, scale: float, shift: float) -> np.ndarray:
-    """``x * scale + shift`` rounded once, as torch's fused multiply-add: long double for all,
-    exact rational arithmetic for the few results near a rounding midpoint."""
+    """``x * scale + shift`` rounded once, as torch's fused multiply-add.
+
+    Error-free steps in double arithmetic: the product is split into two doubles exactly
+    (Dekker), and sums into a rounded sum and its exact error (Knuth), so that the exact result
+    is ``r + w + v`` for the once-rounded sum ``r`` of the large parts, ``w`` its rounding error
+    and ``v`` a remainder smaller than w's granularity. ``r`` is then the correctly rounded
+    result unless ``w`` is exactly half the gap to the next double (a tie) and ``v`` leans the
+    same way. The rare values these steps cannot vouch for (near overflow or underflow, or a
+    shift that cancels nearly all of the product) are redone in exact rational arithmetic.
+    """
     if scale == 1.0 and shift == 0.0:
         return x
-    wide = x.astype(np.longdouble) * scale + shift
-    nearest = wide.astype(np.float64)
-    ulps = (wide - nearest) / np.spacing(np.abs(nearest)).astype(np.longdouble)
-    # (long double leaves 11 bits to spare, fewer where the shift cancels most of the product)
-    doubtful = (np.abs(np.abs(ulps) - 0.5) < 0.1) | (np.abs(nearest) * 256 < np.abs(x * scale))
+    if x.size > _CHUNK:  # (in pieces whose temporaries stay in the CPU cache)
+        flat = x.reshape(-1)
+        parts = [_fma64(flat[i:i + _CHUNK], scale, shift) for i in range(0, flat.size, _CHUNK)]
+        return np.concatenate(parts).reshape(x.shape)
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        product = x * scale
+        error = _product_error(x, scale, product)
+        head, tail = _two_sum(product, np.float64(shift))
+        small, rest = _two_sum(tail, error)
+        nearest, low = _two_sum(head, small)
+        toward = np.nextafter(nearest, np.copysign(np.inf, low))
+        tie = (low != 0) & (low == (toward - nearest) / 2)
+        nearest = np.where(tie & (rest != 0) & ((rest > 0) == (low > 0)), toward, nearest)
+        magnitude = np.abs(nearest)
+        doubtful = ~np.isfinite(error) | ~np.isfinite(nearest) | (np.abs(x) >= 2.0 ** 995) | \
+            (product != 0) & (np.abs(product) < 2.0 ** -960) | (magnitude < 2.0 ** -960) | \
+            (np.spacing(np.abs(small)) > np.spacing(magnitude) / 8)
     if doubtful.any():
         scale_q, shift_q = Fraction(scale), Fraction(shift)
-        nearest[doubtful] = [float(Fraction(v) * scale_q + shift_q) for v in x[doubtful].tolist()]
+        nearest[doubtful] = [_exact(v, scale_q, shift_q) for v in x[doubtful].tolist()]
     return nearest
 
 
-def _libm(vectorised, scalar, x: np.ndarray) -> np.ndarray:
+def _exact(v: float, scale: Fraction, shift: Fraction) -> float:
+    if not math.isfinite(v):
+        return v * float(scale) + float(shift)
+    value = Fraction(v) * scale + shift
+    try:
+        return float(value)
+    except OverflowError:  # (past the largest double: infinity, as the hardware rounds it)
+        return math.inf if value > 0 else -math.inf
+
+
+def _two_sum(a: np.ndarray, b) -> tuple:
+    """``a + b`` rounded, and its rounding error exactly (Knuth)."""
+    total = a + b
+    b_part = total - a
+    return total, (a - (total - b_part)) + (b - b_part)
+
+
+def _split(a):
+    """``a`` as a high part of 26 bits and the rest (Veltkamp), both exact."""
+    t = 134217729.0 * a
+    high = t - (t - a)
+    return high, a - high
+
+
+def _product_error(a: np.ndarray, b: float, product: np.ndarray) -> np.ndarray:
+    """``a * b - product`` exactly, for ``product = a * b`` rounded (Dekker)."""
+    a_high, a_low = _split(a)
+    b_high, b_low = _split(b)
+    return ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
+
+
+_TWO_PI = (0.0, 2.0 * math.pi)
+_SAME_AS_C: dict = {}  # NumPy kernel -> whether it rounds as the C library does
+
+
+def _numpy_is_c(vectorised, scalar, domain: tuple) -> bool:
+    """Whether NumPy's ``vectorised`` gives the C library's ``scalar`` results on ``domain``
+    (NumPy builds call the C library for some functions, such as double sin and cos, and run
+    SIMD kernels of their own for others): found once, on 2**16 values spread over it."""
+    key = (vectorised, domain)
+    same = _SAME_AS_C.get(key)
+    if same is None:
+        lo, hi = domain
+        sample = lo + (hi - lo) * np.random.default_rng(5).random(1 << 16)
+        same = bool((vectorised(sample) == np.array(list(map(scalar, sample.tolist())))).all())
+        _SAME_AS_C[key] = same
+    return same
+
+
+def _libm(vectorised, scalar, x: np.ndarray, domain: tuple | None = None) -> np.ndarray:
     """``vectorised(x)``, rounded as the C library's ``scalar`` rounds it.
 
     NumPy's SIMD kernels and the C library each round to within an ulp, but not always the
-    same way. Where the two could disagree, NumPy's result differs from a long double
-    evaluation, or that evaluation lies near a rounding midpoint; only those few elements are
-    recomputed with ``scalar``.
+    same way. Where NumPy's kernel is the C library's on ``domain`` (which holds ``x``), its
+    result stands. Elsewhere, where the two could disagree, NumPy's result differs from a long
+    double evaluation, or that evaluation lies near a rounding midpoint, only those few elements
+    are recomputed with ``scalar``.
     """
     y = vectorised(x)
+    if domain is not None and _numpy_is_c(vectorised, scalar, domain):
+        return y
     wide = vectorised(x.astype(np.longdouble))
     nearest = wide.astype(np.float64)
     ulps = (wide - nearest) / np.spacing(np.abs(nearest)).astype(np.longdouble)
@@ -232,7 +319,9 @@ _F32 = np.float32
 
 def _fma32(a: np.ndarray, b, c) -> np.ndarray:
     """a * b + c with one rounding to float32 (the product is exact in double)."""
-    return (np.asarray(a, np.float64) * np.float64(b) + c).astype(_F32)
+    wide = np.multiply(a, b, dtype=np.float64)  # (cast as it goes: no float64 copy of a)
+    wide += c
+    return wide.astype(_F32)
 
 
 def _poly32(coefficients: tuple, x: np.ndarray) -> np.ndarray:
@@ -278,34 +367,62 @@ def _sincos32(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (sin.view(np.int32) ^ sign_sin).view(_F32), (cos.view(np.int32) ^ sign_cos).view(_F32)
 
 
+_CHUNK_ROWS = 4096  # (blocks per step: the float32 steps' temporaries stay in the CPU cache)
+
+
 def _box_muller_16_float(blocks: np.ndarray, mean: float, std: float) -> np.ndarray:
-    radius = np.sqrt(_F32(-2) * _log32(_F32(1) - blocks[:, :8]))
-    sin, cos = _sincos32(_F32(2.0 * math.pi) * blocks[:, 8:])
+    out = np.empty_like(blocks)
     mean32, std32 = _F32(mean), _F32(std)
-    return np.concatenate([_fma32(radius * cos, std32, mean32),
-                           _fma32(radius * sin, std32, mean32)], axis=1)
+    for start in range(0, len(blocks), _CHUNK_ROWS):
+        chunk = blocks[start:start + _CHUNK_ROWS]
+        radius = np.sqrt(_F32(-2) * _log32(_F32(1) - chunk[:, :8]))
+        sin, cos = _sincos32(_F32(2.0 * math.pi) * chunk[:, 8:])
+        rows = out[start:start + _CHUNK_ROWS]
+        rows[:, :8] = _fma32(radius * cos, std32, mean32)
+        rows[:, 8:] = _fma32(radius * sin, std32, mean32)
+    return out
 
 
 def _normal_scalar(engine: CPUEngine, n: int, mean: float, std: float) -> np.ndarray:
     """Double-precision normals one by one, each pair sharing two 64-bit draws (cos, then sin).
 
-    This path serves fewer than 16 elements, so it runs per pair with the C library's log1p,
-    sin and cos (whose rounding NumPy's vectorised kernels do not always share).
+    This path serves fewer than 16 elements of randn, and every element of non-contiguous
+    tensors and of log_normal_. It uses the C library's log1p, sin and cos (whose rounding
+    NumPy's vectorised kernels do not always share): per pair for a few pairs, over arrays for
+    many.
     """
-    samples = []
+    head = []
     if n and engine.normal_cache is not None:
-        samples.append(engine.normal_cache)
+        head.append(engine.normal_cache)
         engine.normal_cache = None
         n -= 1
     pairs = (n + 1) // 2
-    uniforms = _unit(engine, 2 * pairs, np.dtype(np.float64)).tolist()
-    for u1, u2 in zip(uniforms[0::2], uniforms[1::2]):
-        radius = math.sqrt(-2.0 * math.log1p(-u2))
-        theta = 2.0 * math.pi * u1
-        samples += [radius * math.cos(theta), radius * math.sin(theta)]
+    uniforms = _unit(engine, 2 * pairs, np.dtype(np.float64))
+    if pairs < 64:
+        samples = head
+        for u1, u2 in zip(uniforms[0::2].tolist(), uniforms[1::2].tolist()):
+            radius = math.sqrt(-2.0 * math.log1p(-u2))
+            theta = 2.0 * math.pi * u1
+            samples += [radius * math.cos(theta), radius * math.sin(theta)]
+        values = np.array(samples, np.float64)
+    else:
+        radius = np.sqrt(-2.0 * _c_log1p(-uniforms[1::2]))
+        theta = 2.0 * math.pi * uniforms[0::2]
+        values = np.empty(len(head) + 2 * pairs)
+        values[:len(head)] = head
+        np.multiply(radius, _libm(np.cos, math.cos, theta, _TWO_PI), out=values[len(head)::2])
+        np.multiply(radius, _libm(np.sin, math.sin, theta, _TWO_PI),
+                    out=values[len(head) + 1::2])
     if n % 2:
-        engine.normal_cache = samples.pop()
-    return _fma64(np.array(samples, np.float64), std, mean)
+        engine.normal_cache = float(values[-1])
+        values = values[:-1]
+    return _fma64(values, std, mean)
+
+
+def _c_log1p(x: np.ndarray) -> np.ndarray:
+    """The C library's log1p of each element (it is not correctly rounded, so neither NumPy's
+    kernel nor a wider evaluation can stand in for it)."""
+    return np.fromiter(map(math.log1p, x.tolist()), np.float64, x.size)
 
 
 # ---------------------------------------------------------------------------- integers
@@ -360,3 +477,276 @@ def bernoulli(engine: CPUEngine, n: int, p: float) -> np.ndarray:
     """torch's ``bernoulli_(p)`` for a number ``p``: a double uniform below ``p``, as bools."""
     return _unit(engine, n, np.dtype(np.float64)) < p
 
+
+
+def bernoulli_tensor(engine: CPUEngine, p: np.ndarray) -> np.ndarray:
+    """torch's ``bernoulli_(p)`` for a tensor of probabilities (already in iteration order): a
+    uniform of p's precision per element (double for float64 ``p``, else float) below ``p``."""
+    if p.dtype == np.float64:
+        return _unit(engine, p.size, np.dtype(np.float64)) < p
+    return _unit(engine, p.size, np.dtype(np.float32)) < p.astype(np.float32)
+
+
+# ------------------------------------------------------------- the other distributions
+# torch draws one double uniform per element for each of these, in double arithmetic, and casts
+# the result to the element type.
+
+
+def _uniform64(engine: CPUEngine, n: int) -> np.ndarray:
+    return _unit(engine, n, np.dtype(np.float64))
+
+
+def exponential(engine: CPUEngine, n: int, lambd: float) -> np.ndarray:
+    """torch's ``exponential_(lambd)``: ``(-1 / lambd) * log1p(-u)``."""
+    return (-1.0 / lambd) * _c_log1p(-_uniform64(engine, n))
+
+
+def geometric(engine: CPUEngine, n: int, p: float) -> np.ndarray:
+    """torch's ``geometric_(p)``: ``ceil(log(u) / log1p(-p))``, the trials up to a success."""
+    with np.errstate(divide="ignore"):
+        return np.ceil(_libm(np.log, math.log, _uniform64(engine, n)) / math.log1p(-p))
+
+
+def cauchy(engine: CPUEngine, n: int, median: float, sigma: float) -> np.ndarray:
+    """torch's ``cauchy_(median, sigma)``: ``median + sigma * tan(pi * (u - 0.5))``, fused."""
+    angle = math.pi * (_uniform64(engine, n) - 0.5)
+    return _fma64(_libm(np.tan, math.tan, angle), sigma, median)
+
+
+def log_normal(engine: CPUEngine, n: int, mean: float, std: float) -> np.ndarray:
+    """torch's ``log_normal_(mean, std)``: ``exp`` of the scalar normal sampler's values (which
+    share its cached second sample)."""
+    return _libm(np.exp, math.exp, _normal_scalar(engine, n, mean, std))
+
+
+def full_64_bits(engine: CPUEngine, n: int) -> np.ndarray:
+    """torch's ``random_(-2**63)`` (no upper bound): a 64-bit word taken as a signed integer."""
+    return engine.random64(n).view(np.int64)
+
+
+def poisson(engine: CPUEngine, rates: np.ndarray) -> np.ndarray:
+    """torch's CPU ``poisson``: for each rate (in iteration order), multiplied uniforms below
+    ``exp(-rate)`` when the rate is under 10, else the transformed rejection method. Each sample
+    draws an unknown number of uniforms, so this runs element by element."""
+    out = np.empty(rates.size, np.float64)
+    for i, rate in enumerate(rates.astype(np.float64).tolist()):
+        out[i] = _poisson_one(engine, rate)
+    return out
+
+
+def _draw(engine: CPUEngine) -> float:
+    return float((int(engine.random64(1)[0]) & ((1 << 53) - 1)) * 2.0 ** -53)
+
+
+def _poisson_one(engine: CPUEngine, rate: float) -> float:
+    if rate == 0:
+        return 0.0
+    if rate < 10:
+        limit, count, product = math.exp(-rate), 0, 1.0
+        while True:
+            product *= _draw(engine)
+            if product <= limit:
+                return float(count)
+            count += 1
+    root, log_rate = math.sqrt(rate), math.log(rate)
+    b = 0.931 + 2.53 * root
+    a = -0.059 + 0.02483 * b
+    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    v_r = 0.9277 - 3.6224 / (b - 2)
+    while True:
+        u = _draw(engine) - 0.5
+        v = _draw(engine)
+        u_s = 0.5 - abs(u)
+        k = math.floor((2 * a / u_s + b) * u + rate + 0.43)
+        if u_s >= 0.07 and v <= v_r:
+            return float(k)
+        if k < 0 or u_s < 0.013 and v > u_s:
+            continue
+        if math.log(v) + math.log(inv_alpha) - math.log(a / (u_s * u_s) + b) <= \
+                -rate + k * log_rate - math.lgamma(k + 1.0):
+            return float(k)
+
+
+def multinomial(engine: CPUEngine, probs: np.ndarray, n_sample: int) -> np.ndarray:
+    """torch's CPU ``multinomial`` with replacement on rows of ``probs`` (2-D): per row, the
+    running sum in the element type, divided by the total, its last entry set to 1; then per
+    sample a double uniform and the first slot whose cumulative value is not below it."""
+    uniforms = _uniform64(engine, probs.shape[0] * n_sample).reshape(-1, n_sample)
+    # (a running sum, as torch's: in float for half)
+    cum = np.add.accumulate(probs, axis=1, dtype=np.result_type(probs.dtype, np.float32))
+    cum = cum / cum[:, -1:]
+    cum[:, -1] = 1
+    cum = cum.astype(np.float64)
+    return np.stack([np.searchsorted(c, u, "left") for c, u in zip(cum, uniforms)])
+
+
+# ------------------------------------------------------------------------------- top k
+# multinomial without replacement ranks keys with torch's CPU topk, which runs the C++ standard
+# library's selection and sorting (GCC's): where keys tie, which index comes first is whatever
+# those algorithms leave, so for rows with ties they are replayed step by step below.
+
+
+def top_k(keys: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest ``keys`` (NaN largest), largest first, as torch's CPU topk
+    orders them; rows without ties among the leaders take a NumPy sort."""
+    order = np.argsort(-keys, kind="stable")  # (NaN, negated, sorts last: handled below)
+    ranked = keys[order]
+    leaders = ranked[:k + 1]
+    if not np.isnan(keys).any() and not (leaders[1:] == leaders[:-1]).any():
+        return order[:k]
+    return np.array(_ReplayedSort(keys.tolist()).top(k), np.int64)
+
+
+class _ReplayedSort:
+    """GCC's nth_element, sort and partial_sort over (key, index) pairs, with "greater, NaN
+    first" as the order."""
+
+    def __init__(self, keys: list) -> None:
+        self.items = list(zip(keys, range(len(keys))))
+
+    @staticmethod
+    def _before(x: tuple, y: tuple) -> bool:
+        a, b = x[0], y[0]
+        return (a != a and b == b) or a > b
+
+    def top(self, k: int) -> list:
+        n = len(self.items)
+        if k * 64 <= n:
+            self._heap_select(0, k, n)
+            self._sort_heap(0, k)
+        else:
+            self._introselect(0, k - 1, n, 2 * ((n).bit_length() - 1))
+            if k - 1 > 0:
+                self._introsort(0, k - 1, 2 * ((k - 1).bit_length() - 1))
+                self._final_insertion_sort(0, k - 1)
+        return [index for _, index in self.items[:k]]
+
+    # -- selection and partitioning
+    def _introselect(self, first: int, nth: int, last: int, depth: int) -> None:
+        if first == last or nth == last:
+            return
+        while last - first > 3:
+            if depth == 0:
+                self._heap_select(first, nth + 1, last)
+                self._swap(first, nth)
+                return
+            depth -= 1
+            cut = self._partition_pivot(first, last)
+            if cut <= nth:
+                first = cut
+            else:
+                last = cut
+        self._insertion_sort(first, last)
+
+    def _swap(self, i: int, j: int) -> None:
+        items = self.items
+        items[i], items[j] = items[j], items[i]
+
+    def _partition_pivot(self, first: int, last: int) -> int:
+        mid = first + (last - first) // 2
+        self._median_to_first(first, first + 1, mid, last - 1)
+        return self._partition(first + 1, last, first)
+
+    def _median_to_first(self, result: int, a: int, b: int, c: int) -> None:
+        it, before = self.items, self._before
+        if before(it[a], it[b]):
+            pick = b if before(it[b], it[c]) else c if before(it[a], it[c]) else a
+        else:
+            pick = a if before(it[a], it[c]) else c if before(it[b], it[c]) else b
+        self._swap(result, pick)
+
+    def _partition(self, first: int, last: int, pivot: int) -> int:
+        it, before = self.items, self._before
+        while True:
+            while before(it[first], it[pivot]):
+                first += 1
+            last -= 1
+            while before(it[pivot], it[last]):
+                last -= 1
+            if not first < last:
+                return first
+            self._swap(first, last)
+            first += 1
+
+    # -- sorting
+    def _introsort(self, first: int, last: int, depth: int) -> None:
+        while last - first > 16:
+            if depth == 0:
+                self._heap_select(first, last, last)
+                self._sort_heap(first, last)
+                return
+            depth -= 1
+            cut = self._partition_pivot(first, last)
+            self._introsort(cut, last, depth)
+            last = cut
+
+    def _final_insertion_sort(self, first: int, last: int) -> None:
+        if last - first > 16:
+            self._insertion_sort(first, first + 16)
+            for i in range(first + 16, last):
+                self._linear_insert(i)
+        else:
+            self._insertion_sort(first, last)
+
+    def _insertion_sort(self, first: int, last: int) -> None:
+        it = self.items
+        for i in range(first + 1, last):
+            if self._before(it[i], it[first]):
+                it[first:i + 1] = [it[i]] + it[first:i]
+            else:
+                self._linear_insert(i)
+
+    def _linear_insert(self, last: int) -> None:
+        it = self.items
+        value = it[last]
+        while self._before(value, it[last - 1]):
+            it[last] = it[last - 1]
+            last -= 1
+        it[last] = value
+
+    # -- heaps (the first element is the one that comes last in the order)
+    def _heap_select(self, first: int, middle: int, last: int) -> None:
+        self._make_heap(first, middle)
+        it = self.items
+        for i in range(middle, last):
+            if self._before(it[i], it[first]):
+                self._pop_heap(first, middle, i)
+
+    def _make_heap(self, first: int, last: int) -> None:
+        length = last - first
+        if length < 2:
+            return
+        for parent in range((length - 2) // 2, -1, -1):
+            self._adjust_heap(first, parent, length, self.items[first + parent])
+
+    def _sort_heap(self, first: int, last: int) -> None:
+        while last - first > 1:
+            last -= 1
+            self._pop_heap(first, last, last)
+
+    def _pop_heap(self, first: int, last: int, result: int) -> None:
+        it = self.items
+        value = it[result]
+        it[result] = it[first]
+        self._adjust_heap(first, 0, last - first, value)
+
+    def _adjust_heap(self, first: int, hole: int, length: int, value: tuple) -> None:
+        it, before = self.items, self._before
+        top = hole
+        child = hole
+        while child < (length - 1) // 2:
+            child = 2 * (child + 1)
+            if before(it[first + child], it[first + child - 1]):
+                child -= 1
+            it[first + hole] = it[first + child]
+            hole = child
+        if length % 2 == 0 and child == (length - 2) // 2:
+            child = 2 * (child + 1)
+            it[first + hole] = it[first + child - 1]
+            hole = child - 1
+        parent = (hole - 1) // 2
+        while hole > top and before(it[first + parent], value):
+            it[first + hole] = it[first + parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        it[first + hole] = value

@@ -57,27 +57,92 @@ class Size(tuple):
 
 
 class device:  # noqa: N801 - torch's name
-    """Where a tensor lives; ext tensors live on the CPU."""
+    """A place for tensors: a type (``"cpu"``, ``"cuda"``, ...) and an optional index, as
+    ``device("cpu")``, ``device("cpu", 0)`` or ``device("cpu:0")``. Any of torch's device
+    types can be named; ext tensors live on the CPU (factories refuse the others)."""
 
-    __slots__ = ("type", "index")
+    __slots__ = ("_type", "_index")
 
-    def __init__(self, type: str = "cpu", index: int | None = None) -> None:  # noqa: A002
-        if type != "cpu":
-            raise RuntimeError(f"ext tensors live on the CPU only, got device {type!r}")
-        self.type = type
-        self.index = index
+    def __init__(self, type: str | device, index: int | None = None) -> None:  # noqa: A002
+        if isinstance(type, device) and index is None:
+            self._type, self._index = type._type, type._index
+            return
+        if isinstance(type, bytes):
+            type = type.decode()  # noqa: A001
+        if builtins.type(type) is int:
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        if not isinstance(type, str):
+            given = builtins.type(type).__name__
+            if index is not None:
+                raise TypeError(f"device(): argument 'type' (position 1) must be str, not "
+                                f"{'ext.device' if given == 'device' else given}")
+            raise TypeError(f"device() received an invalid combination of arguments - got "
+                            f"({given}), but expected one of:\n * (ext.device device)\n * (str "
+                            "type, int index = -1)\n")
+        self._type, self._index = _parse_device(type, index)
+
+    @property
+    def type(self) -> str:
+        """The device type: ``"cpu"``, ``"cuda"``, ..."""
+        return self._type
+
+    @property
+    def index(self) -> int | None:
+        """The device's index among those of its type, or None when not given."""
+        return self._index
 
     def __repr__(self) -> str:
-        return f"device(type='{self.type}')"
+        if self._index is None:
+            return f"device(type='{self._type}')"
+        return f"device(type='{self._type}', index={self._index})"
 
     def __str__(self) -> str:
-        return self.type
+        return self._type if self._index is None else f"{self._type}:{self._index}"
 
     def __eq__(self, other: object) -> bool:
-        return str(other) == self.type if isinstance(other, (str, device)) else NotImplemented
+        if not isinstance(other, device):
+            return NotImplemented
+        return self._type == other._type and self._index == other._index
 
     def __hash__(self) -> int:
-        return hash(self.type)
+        return hash((self._type, self._index))
+
+    def __reduce__(self):
+        return (device, (self._type,) if self._index is None else (self._type, self._index))
+
+    def __enter__(self) -> device:
+        from ._legacy import set_default_device
+
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _parse_device(text: str, index) -> tuple:
+    """The type and index of a device string (``"cpu"``, ``"cuda:1"``) and an index argument,
+    with torch's errors."""
+    from ._args import _DEVICE_TYPES
+
+    kind, colon, number = text.partition(":")
+    if kind not in _DEVICE_TYPES:
+        raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of "
+                           f"device string: {text}")
+    if colon:
+        if not (number.isdigit() and number.isascii()) or number[0] == "0" and len(number) > 1:
+            raise RuntimeError(f"Invalid device string: '{text}'")
+        if index is not None:
+            raise RuntimeError("type (string) must not include an index because index was "
+                               f"passed explicitly: {text}")
+        return kind, int(number)
+    if index is not None:
+        if builtins.type(index) is not int:
+            raise TypeError(f"device(): argument 'index' (position 2) must be int, not "
+                            f"{builtins.type(index).__name__}")
+        if index < 0:
+            raise RuntimeError("Device index must not be negative")
+    return kind, index
 
 
 CPU = device("cpu")
@@ -324,6 +389,9 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got "
+                            f"{builtins.type(value).__name__}")
         self._data = value._data
 
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
@@ -403,13 +471,14 @@ class Tensor:
         st = torch_strides(self._data)
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
 
-    def type(self, dtype=None):
-        """The legacy type name (``'ext.FloatTensor'``), or a copy converted to ``dtype``."""
+    def type(self, dtype=None, non_blocking: bool = False):
+        """The legacy type name (``'ext.FloatTensor'``), or this tensor converted to ``dtype``
+        (a dtype, a legacy type or its name; itself when it has that type already)."""
         if dtype is None:
             return "ext." + FROM_NUMPY[self._data.dtype]._legacy
         from ._legacy import legacy_dtype
 
-        return self.to(legacy_dtype(dtype) or dtype)
+        return self.to(legacy_dtype(dtype))
 
     def cpu(self) -> Tensor:
         """This tensor: it is on the CPU already."""
@@ -436,6 +505,8 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if self._data.dtype.kind == "V":  # (bfloat16: NumPy has no such type of its own)
+            raise TypeError("Got unsupported ScalarType BFloat16")
         return self._data
 
     @classmethod
@@ -511,6 +582,8 @@ class Tensor:
     def __reduce_ex__(self, protocol):
         from ._factories import tensor
 
+        if self._data.dtype.kind == "V":  # (bfloat16, which ext.tensor takes from no array)
+            return (wrap, (self._data.copy(),), None)
         return (tensor, (self._data.copy(),), None)
 
     def __deepcopy__(self, memo):

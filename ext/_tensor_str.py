@@ -312,6 +312,10 @@ def tensor_repr(
         namespace: module name printed in ``dtype=<namespace>.<dtype>``.
     """
     values = np.asarray(values)
+    if values.dtype.name == "bfloat16":
+        # (ml_dtypes' type, which NumPy formats as an opaque kind: torch prints it through
+        # float32, which holds every bfloat16 value exactly)
+        values = values.astype(np.float32)
     prefix = "tensor("
     indent = len(prefix)
     dtype_suffix = f"dtype={namespace}.{dtype_name}"

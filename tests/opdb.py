@@ -85,10 +85,23 @@ def left_out() -> tuple:
 
 
 # ------------------------------------------------------------------------------- carrying across
+def _ext_wrapper_set_seed(op, *args, **kwargs):
+    """op_db's ``wrapper_set_seed`` on ext's generator: seed 42 for the call, the state kept."""
+    state = ext.get_rng_state()
+    ext.manual_seed(42)
+    try:
+        return op(*args, **kwargs)
+    finally:
+        ext.set_rng_state(state)
+
+
 def _rebind(fn: types.FunctionType) -> types.FunctionType:
-    """A test lambda of op_db with ``torch`` in its globals standing for ext."""
+    """A test lambda of op_db with ``torch`` in its globals standing for ext (and its seeding
+    wrapper seeding ext's generator)."""
     glob = dict(fn.__globals__)
     glob["torch"] = ext
+    if "wrapper_set_seed" in glob:
+        glob["wrapper_set_seed"] = _ext_wrapper_set_seed
     out = types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, fn.__closure__)
     out.__kwdefaults__ = fn.__kwdefaults__
     return out
@@ -124,14 +137,25 @@ def ext_callable(op, variant: str = "op"):
     return getattr(ext.Tensor, fn.__name__)
 
 
+def _carry(t: torch.Tensor):
+    """An ext tensor of t's values; an expanded t (a stride 0 over a size above 1) stays
+    expanded, so that a write into it is refused as torch refuses it."""
+    t = t.detach().resolve_conj().resolve_neg()
+    repeated = [d for d in range(t.dim()) if t.stride(d) == 0 and t.shape[d] > 1]
+    core = t
+    for d in repeated:
+        core = core.narrow(d, 0, 1)
+    out = ext.tensor(core.numpy().copy(), dtype=getattr(ext, _name(t.dtype)))
+    return out.expand(*t.shape) if repeated else out
+
+
 def to_ext(value, memo: dict):
     """``value`` with every torch tensor replaced by an ext tensor of the same values, dtype and
     requires_grad (one ext tensor per torch tensor, so that a tensor passed twice stays one)."""
     if isinstance(value, torch.Tensor):
         got = memo.get(id(value))
         if got is None:
-            data = value.detach().cpu().resolve_conj().resolve_neg().numpy().copy()
-            got = ext.tensor(data, dtype=getattr(ext, _name(value.dtype)))
+            got = _carry(value)
             if value.requires_grad:
                 got.requires_grad_()
             memo[id(value)] = got
@@ -445,6 +469,12 @@ def run_errors(op) -> list:
     wrong = []
     for ei in op.error_inputs("cpu"):
         s = ei.sample_input
+        try:
+            op(s.input, *s.args, **s.kwargs)
+        except Exception:  # noqa: BLE001, S112 - torch raises: compare with ext below
+            pass
+        else:
+            continue  # (an error input of torch's reference implementations only)
         memo: dict = {}
         try:
             fn(*to_ext((s.input, *s.args), memo), **to_ext(s.kwargs, memo))
@@ -471,6 +501,7 @@ def samples(op, dtype, first: int | None):
     """op's sample inputs in ``dtype`` (requiring grad where the op is differentiable), the
     first ``first`` of them or all."""
     grad = op.supports_autograd and dtype.is_floating_point
+    torch.manual_seed(0)  # (the same samples on every run)
     it = op.sample_inputs("cpu", dtype, requires_grad=grad)
     for i, s in enumerate(it):
         if first is not None and i >= first:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
-FLOATS = ["float16", "float32", "float64"]
+FLOATS = ["bfloat16", "float16", "float32", "float64"]
 NON_FLOATS = ["int32", "int64", "bool"]
 
 
@@ -259,3 +260,102 @@ def test_float_and_double_methods(T):
     assert x.float().dtype is T.float32
     assert x.double().dtype is T.float64
     assert x.float().tolist() == [1.0, 2.0]
+
+
+# --- every pair, against torch --------------------------------------------------------------------
+
+ALL = ["bfloat16", "float16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64",
+       "bool"]
+
+
+def _name(dt) -> str:
+    return str(dt).rsplit(".", 1)[-1]
+
+
+@pytest.mark.parametrize("a", ALL)
+def test_promote_types_of_every_pair_is_torchs(T, a):
+    for b in ALL:
+        got = T.promote_types(getattr(T, a), getattr(T, b))
+        assert _name(got) == _name(torch.promote_types(getattr(torch, a), getattr(torch, b))), b
+
+
+@pytest.mark.parametrize("a", ALL)
+def test_result_type_of_every_pair_and_rank_is_torchs(T, a):
+    for b in ALL:
+        for da, db in ((1, 1), (1, 0), (0, 1), (0, 0)):
+            x, y = T.ones((2,) * da, dtype=getattr(T, a)), T.ones((2,) * db, dtype=getattr(T, b))
+            want = torch.result_type(torch.ones((2,) * da, dtype=getattr(torch, a)),
+                                     torch.ones((2,) * db, dtype=getattr(torch, b)))
+            got = (x | y) if a == b == "bool" else (x * y)
+            assert _name(got.dtype) == _name(want), (b, da, db)
+
+
+@pytest.mark.parametrize("a", ALL)
+@pytest.mark.parametrize("number", [2, 2.5, True])
+def test_result_type_with_a_python_number_is_torchs(T, a, number):
+    x = T.ones(2, dtype=getattr(T, a))
+    want = torch.result_type(torch.ones(2, dtype=getattr(torch, a)), number)
+    got = (x | number) if a == "bool" and number is True else (x * number)
+    assert _name(got.dtype) == _name(want)
+
+
+@pytest.mark.parametrize(("dtype", "value", "c_name"), [
+    ("float16", 65510.0, "c10::Half"), ("float16", 1e5, "c10::Half"),
+    ("bfloat16", 3.4e38, "c10::BFloat16"), ("float32", 3.5e38, "float")])
+def test_full_refuses_a_value_beyond_a_narrow_float_range(T, dtype, value, c_name):
+    message = f"value cannot be converted to type {c_name} without overflow"
+    with pytest.raises(RuntimeError, match=message):
+        T.full((2,), value, dtype=getattr(T, dtype))
+    with pytest.raises(RuntimeError, match=message):
+        T.zeros(2, dtype=getattr(T, dtype)).fill_(value)
+
+
+def test_narrow_floats_take_infinity_and_in_range_values(T):
+    assert T.full((2,), float("inf"), dtype=T.float16).tolist() == [float("inf")] * 2
+    assert T.full((2,), 65504.0, dtype=T.float16).tolist() == [65504.0] * 2
+    assert T.tensor([1e5], dtype=T.float16).tolist() == [float("inf")]  # (the tensor factory)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_conversions_round_as_torchs(T, dtype):
+    rng = np.random.default_rng(0)
+    values = np.concatenate([rng.standard_normal(500) * 1000, rng.standard_normal(500) * 1e-5,
+                             [65519.9, 65520.0, 6e-8, 3e-8, 2.98e-8, 1 + 2 ** -8 + 2 ** -30]])
+    got = T.tensor(values).to(getattr(T, dtype)).float().tolist()
+    want = torch.tensor(values).to(getattr(torch, dtype)).float().tolist()
+    assert np.array_equal(got, want, equal_nan=True)
+    assert T.tensor(values.tolist(), dtype=getattr(T, dtype)).float().tolist() == want
+
+
+# --- float16 values, bit for bit ------------------------------------------------------------------
+
+HALF_OPS = {
+    "mul_float": lambda T, a, b: a * 0.1234567,
+    "div_float": lambda T, a, b: a / 0.3,
+    "rdiv_float": lambda T, a, b: 0.3 / a,
+    "add_float": lambda T, a, b: a + 0.1234567,
+    "add": lambda T, a, b: a + b,
+    "div": lambda T, a, b: a / b,
+    "sigmoid": lambda T, a, b: a.sigmoid(),
+    "exp": lambda T, a, b: a.exp(),
+    "rsqrt": lambda T, a, b: a.abs().rsqrt(),
+    "sum": lambda T, a, b: a.sum(),
+    "sum_dim0": lambda T, a, b: a.sum(0),
+    "mean_dim1": lambda T, a, b: a.mean(1),
+    "var_dim0": lambda T, a, b: a.var(0),
+    "cumsum": lambda T, a, b: a.cumsum(0),
+    "layer_norm": lambda T, a, b: T.nn.functional.layer_norm(a, (64,)),
+    "silu": lambda T, a, b: T.nn.functional.silu(a),
+}
+
+
+@pytest.mark.parametrize("op", HALF_OPS)
+def test_float16_values_match_torch_bit_for_bit(op):
+    import ext
+
+    rng = np.random.default_rng(7)
+    a, b = ((rng.standard_normal((40, 64)) * 3).astype(np.float16) for _ in range(2))
+    got = HALF_OPS[op](ext, ext.tensor(a), ext.tensor(b))
+    want = HALF_OPS[op](torch, torch.tensor(a), torch.tensor(b))
+    assert got.dtype == ext.float16 and want.dtype == torch.float16
+    assert np.array_equal(got.numpy().view(np.uint16), want.numpy().view(np.uint16))

@@ -408,17 +408,13 @@ def test_fp16_compression_gives_the_gradient_of_manual_cast_hooks_in_torch(T, rn
     assert not np.array_equal(want, exact)  # the compression is visible in the gradient
 
 
-def test_bf16_compression_in_torch_and_its_refusal_on_ext(rng):
-    import ext
-
+def test_bf16_compression_gives_the_gradient_of_manual_cast_hooks_in_torch(T, rng):
     x_np = sample(rng, (20,), dtype=np.float32)
-    got = compressed_grad(torch, x_np, lambda: hooks.compress_saved_tensors("bf16"))
+    got = compressed_grad(T, x_np, lambda: hooks.compress_saved_tensors("bf16"))
     want = compressed_grad(torch, x_np, lambda: manual_cast_hooks(torch.bfloat16))
     exact = compressed_grad(torch, x_np, contextlib.nullcontext)
-    np.testing.assert_array_equal(got, want)
-    assert not np.array_equal(got, exact)
-    with pytest.raises(TypeError, match="bfloat16"), hooks.compress_saved_tensors("bf16"):
-        ext.ones(2, requires_grad=True).exp()
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    assert not np.array_equal(want, exact)  # the compression is visible in the gradient
     with pytest.raises(ValueError, match="dtype must be one of"):
         hooks.compress_saved_tensors("int8")
 

@@ -9,10 +9,12 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 
-LEGACY = [("HalfTensor", "float16"), ("FloatTensor", "float32"), ("DoubleTensor", "float64"),
-          ("ByteTensor", "uint8"), ("CharTensor", "int8"), ("ShortTensor", "int16"),
-          ("IntTensor", "int32"), ("LongTensor", "int64"), ("BoolTensor", "bool")]
+LEGACY = [("BFloat16Tensor", "bfloat16"), ("HalfTensor", "float16"), ("FloatTensor", "float32"),
+          ("DoubleTensor", "float64"), ("ByteTensor", "uint8"), ("CharTensor", "int8"),
+          ("ShortTensor", "int16"), ("IntTensor", "int32"), ("LongTensor", "int64"),
+          ("BoolTensor", "bool")]
 
 
 # ---------------------------------------------------------------------------- constructors
@@ -349,3 +351,169 @@ def test_import_ext_reaches_utils_and_testing_without_torch():
             "assert callable(ext.testing.assert_close)\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+
+
+# ---------------------------------------------------------------------------- type strings
+@pytest.mark.parametrize("name, dtype", LEGACY)
+def test_type_string_of_every_dtype_is_torchs(T, name, dtype):
+    assert T.ones(2, dtype=getattr(T, dtype)).type() == f"{T.__name__}.{name}"
+    assert T.zeros(2).type(f"torch.{name}").dtype == getattr(T, dtype)
+
+
+def test_type_takes_torch_arguments(T):
+    x = T.ones(2)
+    assert x.type(T.float64, True).dtype == T.float64
+    assert x.type(dtype=T.int32).dtype == T.int32
+    assert x.type(None) == f"{T.__name__}.FloatTensor"
+    assert x.type(T.Tensor).dtype == T.float32 and x.type("torch.Tensor").dtype == T.float32
+
+
+def test_type_errors_are_torchs(T):
+    x = T.ones(2)
+    with pytest.raises(TypeError, match="^dtype must be a type, str, or dtype object$"):
+        x.type(5)
+    with pytest.raises(ValueError, match="^invalid type: 'float'$"):
+        x.type(float)
+    with pytest.raises(ValueError, match="^invalid type: 'torch.float64'$"):
+        x.type("torch.float64")
+    with pytest.raises(ValueError, match="^invalid type: 'FloatTensor'$"):
+        x.type("FloatTensor")
+    with pytest.raises(RuntimeError, match="^Cannot initialize CUDA without ATen_cuda library"):
+        x.type("torch.cuda.FloatTensor")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'foo'"):
+        x.type(T.float64, foo=1)
+
+
+# ---------------------------------------------------------------------------- .data
+def test_data_is_an_untracked_alias(T):
+    x = T.ones(3, requires_grad=True)
+    d = (x * 2).data
+    assert not d.requires_grad and d.grad_fn is None and d.is_leaf
+    x.data.mul_(3)
+    assert x.tolist() == [3.0, 3.0, 3.0] and x.requires_grad
+    y = x.exp()
+    x.data.add_(1)  # (no version bump: backward runs; exp's gradient is its saved result)
+    y.sum().backward()
+    assert np.allclose(x.grad.tolist(), np.exp([3.0, 3.0, 3.0]))
+    assert x.tolist() == [4.0, 4.0, 4.0]
+
+
+def test_setting_data_replaces_values_shape_and_dtype(T):
+    x = T.ones(3, requires_grad=True)
+    x.data = T.zeros(2, dtype=T.float64)
+    assert repr(x) == f"tensor([0., 0.], dtype={T.__name__}.float64, requires_grad=True)"
+    with pytest.raises(TypeError, match="^Variable data has to be a tensor, but got list$"):
+        x.data = [1, 2]
+
+
+# ---------------------------------------------------------------------------- device
+def test_device_spellings_print_as_torchs(T):
+    assert repr(T.device("cpu")) == "device(type='cpu')" and str(T.device("cpu")) == "cpu"
+    for spelling in (("cpu", 0), ("cpu:0",), ()):
+        d = T.device(*spelling) if spelling else T.device(type="cpu", index=0)
+        assert repr(d) == "device(type='cpu', index=0)" and str(d) == "cpu:0"
+        assert (d.type, d.index) == ("cpu", 0)
+    assert T.device("cpu").index is None and T.device("cpu", 1).index == 1
+    assert repr(T.device("cuda:1")) == "device(type='cuda', index=1)"
+    assert repr(T.device(T.device("cpu", 0))) == "device(type='cpu', index=0)"
+    assert repr(T.device(b"cpu")) == "device(type='cpu')"
+
+
+def test_device_equality_and_hash_count_the_index(T):
+    assert T.device("cpu") == T.device("cpu") and T.device("cpu:0") == T.device("cpu", 0)
+    assert T.device("cpu") != T.device("cpu", 0)
+    assert T.device("cpu") != "cpu"  # (a string is not a device)
+    assert len({T.device("cpu"), T.device("cpu"), T.device("cpu", 0)}) == 2
+    import pickle
+
+    assert pickle.loads(pickle.dumps(T.device("cpu", 0))) == T.device("cpu", 0)
+
+
+def test_tensors_report_the_plain_cpu_device(T):
+    assert T.zeros(2, device="cpu:0").device == T.device("cpu")
+    assert T.zeros(2, device=T.device("cpu", 0)).device.index is None
+    assert T.ones(2).to("cpu:0").device == T.device("cpu")
+    with T.device("cpu"):
+        assert T.zeros(1).device == T.device("cpu")
+
+
+def test_device_errors_are_torchs(T):
+    with pytest.raises(RuntimeError, match="^Expected one of cpu, cuda, .* device type at start "
+                                           "of device string: foo$"):
+        T.device("foo")
+    for bad in ("cpu:x", "cpu:-1", "cpu:01", "cpu: 0"):
+        with pytest.raises(RuntimeError, match=f"^Invalid device string: '{bad}'$"):
+            T.device(bad)
+    with pytest.raises(RuntimeError, match="^Device index must not be negative$"):
+        T.device("cpu", -1)
+    with pytest.raises(RuntimeError, match="must not include an index because index was passed "
+                                           "explicitly: cpu:0"):
+        T.device("cpu:0", 0)
+    with pytest.raises(TypeError, match="argument 'index' \\(position 2\\) must be int, not str"):
+        T.device("cpu", "0")
+    with pytest.raises(TypeError, match="argument 'index' \\(position 2\\) must be int, not bool"):
+        T.device("cpu", True)
+    with pytest.raises(RuntimeError, match="^Cannot access accelerator device when none is "
+                                           "available.$"):
+        T.device(0)
+    with pytest.raises(TypeError, match="^device\\(\\) received an invalid combination of "
+                                        "arguments - got \\(NoneType\\)"):
+        T.device(None)
+    with pytest.raises(AttributeError):
+        T.device("cpu").type = "cuda"
+
+
+# ---------------------------------------------------------------------------- Generator
+def test_generator_device_and_repr(T):
+    g = T.Generator()
+    assert g.device == T.device("cpu") and repr(g.device) == "device(type='cpu')"
+    assert T.Generator("cpu:0").device == T.device("cpu")
+    assert T.Generator(device=T.device("cpu")).device == T.device("cpu")
+    module = "torch._C" if T is torch else T.__name__
+    assert repr(g) == f"<{module}.Generator object at {hex(id(g))}>"
+    assert isinstance(T.default_generator, T.Generator)
+    assert T.manual_seed(0) is T.default_generator
+
+
+def test_generator_seeds_and_states(T):
+    g = T.Generator()
+    assert g.manual_seed(7) is g and g.initial_seed() == 7
+    assert g.manual_seed(-1).initial_seed() == 2 ** 64 - 1
+    fresh = g.seed()
+    assert isinstance(fresh, int) and fresh == g.initial_seed()
+    state = g.manual_seed(5).get_state()
+    assert state.dtype == T.uint8 and tuple(state.shape) == (5056,)
+    first = T.rand(3, generator=g)
+    assert g.set_state(state) is g
+    assert T.equal(T.rand(3, generator=g), first)
+
+
+def test_generator_states_cross_engines():
+    import ext
+
+    state = torch.Generator().manual_seed(11).get_state()
+    mine = ext.Generator().set_state(ext.tensor(state.numpy()))
+    assert ext.rand(4, generator=mine).tolist() == \
+        torch.rand(4, generator=torch.Generator().set_state(state)).tolist()
+    assert np.array_equal(ext.Generator().manual_seed(11).get_state().numpy(), state.numpy())
+
+
+def test_generator_errors_are_torchs(T):
+    g = T.Generator()
+    for bad in (1.5, True, "1"):
+        with pytest.raises(RuntimeError, match=f"^manual_seed expected a long, but got "
+                                               f"{type(bad).__name__}$"):
+            g.manual_seed(bad)
+    assert T.manual_seed(3.7).initial_seed() == 3  # (the module's function takes int(seed))
+    with pytest.raises(TypeError, match="^RNG state must be a torch.ByteTensor$"):
+        g.set_state(T.zeros(3))
+    with pytest.raises(TypeError, match="^expected a torch.ByteTensor, but got list$"):
+        g.set_state([1, 2])
+    with pytest.raises(RuntimeError, match="^Expected a CPUGeneratorImplState of size 5056 but "
+                                           "found the input RNG state size to be 3$"):
+        g.set_state(T.zeros(3, dtype=T.uint8))
+    with pytest.raises(RuntimeError, match="^Cannot get CUDA generator without ATen_cuda "
+                                           "library."):
+        T.Generator("cuda")
+    with pytest.raises(RuntimeError, match="^META device type not an accelerator.$"):
+        T.Generator("meta")

@@ -13,10 +13,10 @@ import os
 import warnings
 
 import pytest
-
-import ext
 from opdb import check, considered, dtypes_of, key, samples
 from opdb_exclusions import EXCLUDED
+
+import ext
 
 FIRST = None if os.environ.get("EXT_OPDB_ALL") else 1
 OPS = considered()
@@ -64,7 +64,6 @@ def test_op_db_gradcheck(op):
     """gradcheck (and gradgradcheck where torch supports it) in float64 on ext, on the first
     sample torch accepts that has inputs requiring grad (fast mode for a large one)."""
     import torch
-
     from opdb import ext_callable, leaves, rebound, to_ext
 
     fn = ext_callable(op)
@@ -82,7 +81,7 @@ def test_op_db_gradcheck(op):
         ids = {id(t): n for n, t in enumerate(inputs)}
         process = rebound(s.output_process_fn_grad)
 
-        def run(*values, args=args, kwargs=kwargs, process=process):
+        def run(*values, args=args, kwargs=kwargs, process=process, ids=ids):
             def put(v):
                 if id(v) in ids:
                     return values[ids[id(v)]]

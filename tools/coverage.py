@@ -28,17 +28,19 @@ def write_exclusions() -> None:
     import opdb
 
     warnings.filterwarnings("ignore")
-    lines = ['"""The OpInfos of torch\'s op database that ext does not pass yet, each with a reason',
-             "from opdb.REASONS and its first failure. Written by ``python tools/coverage.py",
-             "--exclusions``; tests/test_opdb.py fails when an entry starts passing.\"\"\"", "",
-             "EXCLUDED = {"]
+    lines = ['"""The OpInfos of torch\'s op database that ext does not pass yet, each with a',
+             "reason from opdb.REASONS and its first failure. Written by ``python",
+             "tools/coverage.py --exclusions``; tests/test_opdb.py fails when an entry starts",
+             'passing."""', "", "EXCLUDED = {"]
     for op in opdb.considered():
         try:
             reason, detail = opdb.check(op, None)
         except Exception as err:  # noqa: BLE001 - a crash of the harness is a finding too
             reason, detail = "values differ", f"{type(err).__name__}: {err}"
         if reason is not None:
-            detail = " ".join(detail.split())[:160]
+            detail = " ".join(detail.split())
+            while len(repr(detail)) > 90:
+                detail = detail[:-1]
             lines.append(f"    {opdb.key(op)!r}: ({reason!r},\n        {detail!r}),")
     lines.append("}")
     EXCLUSIONS.write_text("\n".join(lines) + "\n")

@@ -155,15 +155,44 @@ def package_stub() -> str:
     return "".join(out + modules + ["\n"] + imported + ["\n"] + values + ["\n"] + functions)
 
 
-STUBS = {"ext/_tensor.pyi": tensor_stub, "ext/__init__.pyi": package_stub}
+def lazy_names() -> str:
+    """``ext/functions/_lazy_names.py``: the names each family that loads on first use gives
+    (``ext.functions._lazy``), by the module that declared each op."""
+    from ext.functions import _lazy
+
+    found = _lazy.owners()
+    out = [_HEADER.replace("the imported package", "the loaded registry")]
+    for kind in ("FUNCTIONS", "METHODS"):
+        owners = found[kind.lower()]
+        out.append(f"{kind}: dict = {{\n")
+        out += [f"    {name!r}: {family!r},\n" for name, family in sorted(owners.items())]
+        out.append("}\n")
+    return "".join(out)
+
+
+def _load_everything() -> None:
+    """Every family and torch-named namespace loaded, so that the stubs list the whole API."""
+    import importlib
+
+    from ext.functions import _lazy
+
+    _lazy.load_all()
+    for name in ("linalg", "special", "signal", "masked"):
+        importlib.import_module(f"ext.{name}")
+
+
+STUBS = {"ext/functions/_lazy_names.py": lazy_names, "ext/_tensor.pyi": tensor_stub,
+         "ext/__init__.pyi": package_stub}
 
 
 def main() -> int:
     """Write the stubs; with ``--check``, only say whether they are current."""
     check = "--check" in sys.argv[1:]
     stale = []
+    texts = {"ext/functions/_lazy_names.py": lazy_names()}
+    _load_everything()
     for path, make in STUBS.items():
-        text = make()
+        text = texts[path] if path in texts else make()
         target = ROOT / path
         if target.exists() and target.read_text() == text:
             continue

@@ -80,7 +80,8 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
                 f"has a shape of {out.shape}.")
-        if g._data.dtype != out._data.dtype and g._data.dtype.kind == out._data.dtype.kind == "f":
+        if g._data.dtype != out._data.dtype and g._data.dtype.kind in "fV" and \
+                out._data.dtype.kind in "fV":
             # torch validates the roots' gradients as every node's: cast to the output's dtype
             g = wrap(g._data.astype(out._data.dtype))
         result.append(g)

@@ -258,7 +258,7 @@ def _record(node_cls: type, out: Tensor, inputs: tuple, args: tuple) -> Node | N
             from .forward_ad import propagate
 
             propagate(node_cls, (out,), args)
-        if STATE.inference or not STATE.grad_enabled or out._data.dtype.kind != "f" or \
+        if STATE.inference or not STATE.grad_enabled or out._data.dtype.kind not in "fV" or \
                 not any(t._requires_grad for t in inputs):
             return None
     node = object.__new__(node_cls)

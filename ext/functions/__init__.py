@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from . import _op
-from .builtin import (  # (importing a family declares its ops)
+from . import _lazy
+from ._keywords import free
+from ._lazy import family_of, load, load_all
+from .builtin import (  # (importing a family declares its ops; _lazy.FAMILIES load later)
     activation,
     creation,
     indexing,
@@ -79,17 +82,12 @@ from .dropin import (  # the drop-in pack (docs/contracts.md)
     swiglu,
 )
 
-__all__ = ["BuiltinFunction", "namespace_of", "METHODS", "FUNCTIONS", "install",
+__all__ = ["BuiltinFunction", "namespace_of", "install", "free", "load", "load_all", "family_of",
            *dropin.FUNCTIONS, *dropin.CLASSES]
-
-METHODS: dict = _op.methods()
-FUNCTIONS: dict = _op.functions()
-
 
 def install(namespace: dict) -> None:
     """Attach the op library's methods to ``ext.Tensor`` and put its functions in
-    ``namespace`` (the ``ext`` package's)."""
-    for name, fn in METHODS.items():
-        setattr(Tensor, name, fn)
-    namespace.update(FUNCTIONS)
+    ``namespace`` (the ``ext`` package's); the families that load on first use install theirs
+    then (``_lazy``)."""
+    _lazy.install(namespace)
 

@@ -11,6 +11,7 @@ in-place variant, and enters it in the registry. Every overload's function ends 
 from __future__ import annotations
 
 import builtins
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from numbers import Number
@@ -70,7 +71,8 @@ def _attr_source(name: str, names: dict) -> tuple:
             return name[: -len(suffix)], code
     arg, sep, dim = name.rpartition("_sym_argsize_")
     if sep:
-        return arg, "{}.shape[" + str(int(dim)) + "]"
+        # (torch spells a negative dim ``minus_1``)
+        return arg, "{}.shape[" + str(-int(dim[6:]) if dim.startswith("minus_") else int(dim)) + "]"
     if name not in names and name.endswith("_dim") and name[: -len("_dim")] in names:
         return name[: -len("_dim")], "{}.dim()"
     return name, "{}"
@@ -370,6 +372,7 @@ def dispatch(ov: type, data, args: tuple):
     of arrays or None for several outputs): wrapped, and recorded only when grad mode is on, an
     input requires grad and the result is floating (the rare modes, forward AD and inference,
     look at every op)."""
+    # (a floating result: NumPy kind "f", or "V", that of ml_dtypes' bfloat16)
     if type(data) is not tuple:
         # (one output, the common case: written out, wrap's body too, as each call and check
         # costs a small op about 1% of its time, benchmarks/ops.py)
@@ -392,7 +395,7 @@ def dispatch(ov: type, data, args: tuple):
                 # (the node made here in the two hottest layouts, as _record makes it)
                 if pos is _FIRST:
                     x = args[0]
-                    if x._requires_grad and data.dtype.kind == "f":
+                    if x._requires_grad and data.dtype.kind in "fV":
                         node = _new(ov._backward_cls)
                         node.needs_input_grad = NEEDS_ONE if len(args) == 1 else needs_of(args)
                         node._saved = ()
@@ -403,7 +406,7 @@ def dispatch(ov: type, data, args: tuple):
                     a, b = args[0], args[1]
                     ra = type(a) is Tensor and a._requires_grad
                     rb = type(b) is Tensor and b._requires_grad
-                    if (ra or rb) and data.dtype.kind == "f":
+                    if (ra or rb) and data.dtype.kind in "fV":
                         node = _new(ov._backward_cls)
                         n = len(args)
                         node.needs_input_grad = NEEDS_TWO[ra][rb] if n == 2 else \
@@ -419,7 +422,7 @@ def dispatch(ov: type, data, args: tuple):
                     for p in range(len(args)) if pos is None else pos:
                         a = args[p]
                         if type(a) is Tensor and a._requires_grad:
-                            if data.dtype.kind == "f":
+                            if data.dtype.kind in "fV":
                                 _record(ov, out, None, args)
                             break
         if ov.is_view:
@@ -435,12 +438,34 @@ def dispatch(ov: type, data, args: tuple):
     if STATE.special:
         if _special(ov, out, outputs, args):
             _record(ov, out, outputs, args)
-    elif STATE.grad_enabled and _needs_grad(ov, args) and out._data.dtype.kind == "f":
+    elif STATE.grad_enabled and _needs_grad(ov, args) and out._data.dtype.kind in "fV":
         _record(ov, out, outputs, args)
     if ov.is_view:
         for o in outputs:
             make_view(o, args[0], MULTI_OUTPUT)
     return outputs if ov.returns is None else ov.returns(*outputs)
+
+
+def in_float32(ov: type, function, args: tuple) -> Tensor:
+    """``function`` (an op's) over ``args`` that hold float16 or bfloat16 tensors, computed as
+    torch's CPU kernels compute those types: in float32, with the result rounded once (NumPy's
+    and ml_dtypes' ufuncs would round every step of a kernel made of several). ``ov`` records
+    the node on ``args``."""
+    low = None
+    wide = []
+    for a in args:
+        if type(a) is Tensor and is_half(a._data):
+            low = a._data.dtype
+            a = wrap(a._data.astype(np.float32))
+        wide.append(a)
+    out = function(*wide)._data
+    return dispatch(ov, np.asarray(out).astype(low), args)
+
+
+def is_half(d: np.ndarray) -> bool:
+    """Whether ``d`` holds float16 or bfloat16 (NumPy kind "V"), the types torch computes in
+    float32."""
+    return d.dtype.itemsize == 2 and d.dtype.kind in "fV"
 
 
 def _needs_grad(ov: type, args: tuple) -> bool:
@@ -489,7 +514,7 @@ def _special(ov: type, out: Tensor, outputs: tuple | None, args: tuple) -> bool:
         from ..autograd.forward_ad import propagate
 
         propagate(ov, (out,) if outputs is None else outputs, args)
-    if STATE.inference or not STATE.grad_enabled or out._data.dtype.kind != "f":
+    if STATE.inference or not STATE.grad_enabled or out._data.dtype.kind not in "fV":
         return False
     return _needs_grad(ov, args)
 
@@ -525,6 +550,7 @@ class Op:
     augmented: str | None = None
     torch_op: str = ""
     pack: bool = False  # (an op of the drop-in pack: a user Function with its own contract)
+    module: str = ""  # (the module whose body declared it: its family)
 
     @property
     def node_names(self) -> tuple:
@@ -605,8 +631,18 @@ def declare(name: str, *overloads: type, function: Callable | None = None,
         table[reflected[0]] = reflected_method(reflected[1])
     free = dict(functions) if isinstance(functions, dict) else {
         f: function for f in ((name,) if functions is None else functions)}
-    _REGISTRY[name] = Op(name, overloads, function, table, free, inplace, augmented, torch_op)
+    _REGISTRY[name] = Op(name, overloads, function, table, free, inplace, augmented, torch_op,
+                         module=_declaring_module())
     return function
+
+
+def _declaring_module() -> str:
+    """The module whose body is running the declaration (through any helper that calls
+    ``declare``): the op's family."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_name != "<module>":
+        frame = frame.f_back
+    return frame.f_globals.get("__name__", "") if frame is not None else ""
 
 
 def _elementwise(name: str, ov: type, kernel: Callable, dtype: str | None) -> Callable:
@@ -618,7 +654,13 @@ def _elementwise(name: str, ov: type, kernel: Callable, dtype: str | None) -> Ca
         if x._vc and x._vc[0]:
             read_history(x)
         d = x._data
-        if to_float and d.dtype.kind != "f":
+        if to_float and (d.dtype.kind != "f" or d.dtype.itemsize == 2):
+            if d.dtype.itemsize == 2 and d.dtype.kind in "fV":
+                # float16 and bfloat16: torch's kernels compute in float32 and round the result
+                # once; a float64 kernel rounded to float32 gives the nearly exact float32
+                # values of torch's vectorized kernels (NumPy's float32 ones are rougher)
+                wide = np.asarray(kernel(d.astype(np.float64)))
+                return dispatch(ov, wide.astype(np.float32).astype(d.dtype), (x,))
             d = d.astype(_dtype.get_default_dtype()._np)
         return dispatch(ov, kernel(d), (x,))
 
@@ -693,6 +735,10 @@ class _Namespace:
 
     def __getattr__(self, name: str) -> Callable:
         full = self._prefix + name
+        if not any(op.torch_op == full for op in _REGISTRY.values()):
+            from ._lazy import load_all
+
+            load_all()
         for op in _REGISTRY.values():
             if op.torch_op == full:
                 for other in _REGISTRY.values():
@@ -724,20 +770,34 @@ def register_pack(name: str, function: Callable, cls: type) -> None:
 
 
 def registry() -> tuple:
-    """Every declared op, in declaration order."""
+    """Every declared op, in declaration order (the families loaded on first use are loaded
+    first, so that the list is whole)."""
+    from ._lazy import load_all
+
+    load_all()
     return tuple(_REGISTRY.values())
 
 
 def lookup(name: str) -> Op:
     """The declared op called ``name`` (KeyError if there is none)."""
+    if name not in _REGISTRY:
+        from ._lazy import load_all
+
+        load_all()
     return _REGISTRY[name]
 
 
-def methods() -> dict:
-    """The Tensor methods of every declared op, for the method table (made when it is
-    installed: the in-place variants run through ``inplace``, which needs the ops loaded)."""
+def loaded() -> tuple:
+    """The ops declared so far, without loading the families that wait for first use."""
+    return tuple(_REGISTRY.values())
+
+
+def methods(ops=None) -> dict:
+    """The Tensor methods of the declared ops (``ops``, or every one loaded), for the method
+    table (made when it is installed: the in-place variants run through ``inplace``, which
+    needs the ops loaded)."""
     out = {}
-    for op in _REGISTRY.values():
+    for op in _REGISTRY.values() if ops is None else ops:
         out.update(op.methods)
         for entry in (op.inplace,) if type(op.inplace) is str else op.inplace or ():
             inplace, fn = entry if type(entry) is tuple else (entry, op.function)
@@ -747,10 +807,13 @@ def methods() -> dict:
     return out
 
 
-def functions() -> dict:
-    """The ``ext.*`` functions of every declared built-in (the pack's live in ``ext.functions``)."""
+def functions(ops=None) -> dict:
+    """The ``ext.*`` functions of the declared built-ins (``ops``, or every one loaded; the
+    pack's live in ``ext.functions``)."""
+    from ._keywords import free
+
     out = {}
-    for op in _REGISTRY.values():
+    for op in _REGISTRY.values() if ops is None else ops:
         if not op.pack:
-            out.update(op.functions)
+            out.update({name: free(fn, name) for name, fn in op.functions.items()})
     return out

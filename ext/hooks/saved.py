@@ -60,9 +60,6 @@ def _low_dtype(t: Any, low: str) -> Any:
         return None
     namespace = sys.modules["torch"] if not isinstance(t, Tensor) else None
     if namespace is None:
-        if low == "bfloat16":
-            raise TypeError("compress_saved_tensors(): ext has no bfloat16 dtype; use "
-                            "dtype='fp16' for ext tensors")
         from ..functions import namespace_of
         namespace = namespace_of(t)
     return getattr(namespace, low)
@@ -99,7 +96,7 @@ def compress_saved_tensors(dtype: str = "fp16") -> _HooksOnBothEngines:
     """A context manager keeping the floating tensors saved for backward in ``dtype`` (``"fp16"``
     or ``"bf16"``): the pack hook casts them down, the unpack hook casts them back. Gradients
     then carry the rounding error of that dtype; tensors of 2 bytes or less are kept as they
-    are. bf16 is torch-only (ext has no bfloat16)."""
+    are."""
     cast = _compressor(dtype)
 
     def pack(t):

@@ -22,7 +22,7 @@ from ..functions.builtin import nn_ops as _nn_ops
 from ..functions.builtin.inplace import apply_inplace
 from ..functions.builtin.shape import unsafe_view
 
-__all__ = ["relu", "sigmoid", "tanh", "gelu", "silu", "softmax", "log_softmax", "linear",
+__all__ = ["relu", "sigmoid", "tanh", "gelu", "silu", "softmax", "log_softmax", "softmin", "linear",
            "layer_norm", "dropout", "embedding", "mse_loss", "nll_loss", "cross_entropy"]
 
 
@@ -79,6 +79,14 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # 
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
     return _ops.log_softmax(input, dim, dtype)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
+            dtype=None) -> Tensor:
+    """softmax(-input) along ``dim``: the smallest entries get the largest weights."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim(), _stacklevel)
+    return _ops.softmax(-input, dim, dtype)
 
 
 # ---------------------------------------------------------------------------------- linear

@@ -15,7 +15,8 @@ from .._tensor import FROM_NUMPY, Size, Tensor
 __all__ = ["assert_close"]
 
 # Default (rtol, atol) by dtype, as torch.testing.assert_close picks them; exact otherwise.
-_TOLERANCES = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
+_TOLERANCES = {"bfloat16": (1.6e-2, 1e-5), "float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5),
+               "float64": (1e-7, 1e-7)}
 _SCALARS = (builtins.bool, builtins.int, builtins.float)
 
 
@@ -60,6 +61,8 @@ def _compare_tensors(actual: Any, expected: Any, rtol: Any, atol: Any, equal_nan
         raise _fail(f"The values for attribute 'dtype' do not match: {FROM_NUMPY[a.dtype]!r} "
                     f"!= {FROM_NUMPY[b.dtype]!r}.", msg)
     rtol, atol = _tolerances((a.dtype, b.dtype), rtol, atol)
+    # (bfloat16, NumPy kind "V", is compared through float32, which holds it exactly)
+    a, b = (x.astype(np.float32) if x.dtype.kind == "V" else x for x in (a, b))
     common = np.result_type(a, b)
     a, b = a.astype(common), b.astype(common)
     close = _close_mask(a, b, rtol, atol, equal_nan)

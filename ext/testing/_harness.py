@@ -378,7 +378,7 @@ def _ext_value(value):
     """An argument for the mini-engine: a torch tensor as an ext one (nested in a list too), a
     torch dtype as ext's."""
     if isinstance(value, torch.Tensor):
-        return tensor(value.detach().numpy(), requires_grad=value.requires_grad)
+        return _ext_tensor(value.detach()).requires_grad_(value.requires_grad)
     if isinstance(value, (list, tuple)):
         return type(value)(_ext_value(v) for v in value)
     if isinstance(value, torch.dtype):
@@ -386,8 +386,20 @@ def _ext_value(value):
     return value
 
 
+def _ext_tensor(t: torch.Tensor) -> Tensor:
+    """A torch tensor's values as a new ext tensor (bfloat16 through float32, which holds it
+    exactly: neither engine hands bfloat16 to NumPy)."""
+    if t.dtype == torch.bfloat16:
+        return tensor(t.float().numpy()).to(_dtype.bfloat16)
+    return tensor(t.numpy())
+
+
 def _as_torch(a):
-    return None if a is None else torch.from_numpy(np.array(a.detach().numpy()))
+    if a is None:
+        return None
+    if a.dtype == _dtype.bfloat16:
+        return torch.from_numpy(a.detach().float().numpy()).to(torch.bfloat16)
+    return torch.from_numpy(np.array(a.detach().numpy()))
 
 
 def _on_ext(run: _Run, name: str):
@@ -431,7 +443,7 @@ def _mini_engine(run: _Run) -> None:
     if not outs:
         run.put("mini_engine", _on_ext_problems(problems), "values (not differentiable)")
         return
-    got = grad(outs, leaves, [tensor(g.numpy()) for g in run.grad_out][: len(outs)],
+    got = grad(outs, leaves, [_ext_tensor(g) for g in run.grad_out][: len(outs)],
                create_graph=True, allow_unused=True)
     ref = _grads(want, _grad_inputs(mine), run.grad_out, create_graph=True)
     for i, (a, b) in enumerate(zip(got, ref)):
@@ -464,7 +476,7 @@ def _hook_order(fn, inputs: tuple, grad_out: list) -> list:
         y.grad_fn.register_prehook(lambda g: fired.append("pre"))
         y.grad_fn.register_hook(lambda gi, go: fired.append("post"))
     if on_ext:
-        _ext_autograd.backward(y, tensor(grad_out[0].numpy()))
+        _ext_autograd.backward(y, _ext_tensor(grad_out[0]))
     else:
         torch.autograd.backward(y, grad_out[0])
     return fired

@@ -20,12 +20,32 @@ import torch
 from .. import compat
 from .. import functions as P
 from ..functions import _op
-from ..functions.builtin import activation, indexing, inplace, linalg, reduction, setitem, shape
+from ..functions.builtin import (
+    activation,
+    indexing,
+    inplace,
+    linalg,
+    reduction,
+    setitem,
+    shape,
+    special,
+    statistics,
+)
 from ..functions.builtin._builtin import namespace_of
 from ..functions.builtin.nn_ops import activation as nn_activation
 from ..functions.builtin.nn_ops import normalization, sparse
-from ..functions.builtin.pointwise import arithmetic, division, logical, selection, unary
+from ..functions.builtin.pointwise import (
+    arithmetic,
+    binary,
+    division,
+    elementary,
+    logical,
+    selection,
+    unary,
+)
 from ._harness import ParityReport, _callable, check
+
+P.load_all()  # (every family declared: the cases name overloads of all of them)
 
 F = torch.nn.functional
 
@@ -234,8 +254,117 @@ BUILTINS: list[tuple[type, tuple]] = [
     # comparisons, logical and bitwise ops, checks of values (only nan_to_num has a derivative)
     (logical.NanToNum, (np.where(_Y > 1.0, np.inf, np.where(_Y < 0.0, np.nan, _X)), 0.5, 2.0,
                         None)),
+    # elementwise math beyond the basics (pointwise/elementary.py, pointwise/binary.py)
+    (elementary.Acos, (_X - 1.0,)),
+    (elementary.Asin, (_X - 1.0,)),
+    (elementary.Atan, (_S,)),
+    (elementary.Acosh, (_X + 1.0,)),
+    (elementary.Asinh, (_S,)),
+    (elementary.Atanh, (_X - 1.0,)),
+    (elementary.Cosh, (_S,)),
+    (elementary.Sinh, (_S,)),
+    (elementary.Deg2Rad, (_S,)),
+    (elementary.Rad2Deg, (_S,)),
+    (elementary.Exp2, (_S,)),
+    (elementary.Log2, (_X,)),
+    (elementary.Log10, (_X,)),
+    (elementary.Trunc, (_S,)),
+    (elementary.Frac, (_S,)),
+    (elementary.FrexpOverload, (_S,)),
+    (elementary.Sgn, (_S,)),
+    (elementary.Angle, (_S,)),
+    (binary.Atan2, (_S, _B)),
+    (binary.Hypot, (_S, _B)),
+    (binary.CopysignTensor, (_S, _B - 1.0)),
+    (binary.CopysignScalar, (_S, -1.5)),
+    (binary.FmodTensor, (_S, _B + 1.0)),
+    (binary.FmodScalar, (_S, 0.7)),
+    (binary.Fmax, (_S, _B - 1.0)),
+    (binary.Fmin, (_S, _B - 1.0)),
+    (binary.Logaddexp, (_S, _B)),
+    (binary.Logaddexp2, (_S, _B)),
+    (binary.Ldexp, (_S, _B)),
+    (binary.Nextafter, (_S, _B)),
+    (binary.LerpScalar, (_S, _B, 0.3)),
+    (binary.LerpScalar, (_S, _X, 0.8)),
+    (binary.LerpTensor, (_S, _B, _X - 0.5)),
+    (binary.Addcmul, (_S, _B, _X, 0.5)),
+    (binary.Addcdiv, (_S, _B, _X, -2)),
+    # special functions (ext/functions/builtin/special.py; zeta and igamma, which torch
+    # differentiates in one argument only and has no forward rule for, are left out)
+    (special.Digamma, (_X,)),
+    (special.Polygamma, (1, _X)),
+    (special.Polygamma, (2, _S)),
+    (special.Lgamma, (_X,)),
+    (special.Mvlgamma, (_X + 1.0, 2)),
+    (special.Erfc, (_S,)),
+    (special.Erfinv, (_S / 2.5,)),
+    (special.Erfcx, (_S,)),
+    (special.Ndtri, (_X / 2,)),
+    (special.LogNdtr, (_S,)),
+    (special.I0, (_S,)),
+    (special.I0e, (_S,)),
+    (special.I1, (_S,)),
+    (special.I1e, (_S,)),
+    (special.Sinc, (_S,)),
+    (special.Entr, (_X,)),
+    (special.Logit, (_X / 2, None)),
+    (special.Logit, (_X / 2, 0.3)),
+    (special.Xlogy, (_X, _B)),
+    (special.XlogyNumberSelf, (2.0, _X)),
+    (special.XlogyNumberOther, (_X, 3.0)),
+    (special.Xlog1py, (_X, _B)),
+    (special.Xlog1pyNumberSelf, (2.0, _X)),
+    (special.Xlog1pyNumberOther, (_X, 3.0)),
 ]
 
+# order statistics, scans and summaries (statistics.py)
+_TIES = np.array([[1.0, 2.0, 2.0, 1.0], [0.5, 0.5, 3.0, 0.5], [2.0, 1.0, 1.0, 2.0]])
+BUILTINS += [
+    (statistics.MedianAll, (_X,)),
+    (statistics.MedianDim, (_X, 1, False)),
+    (statistics.NanmedianAll, (_X,)),
+    (statistics.NanmedianDim, (_X, 0, True)),
+    (statistics.Mode, (_TIES, 1, False)),
+    (statistics.Kthvalue, (_X, 2, 1, False)),
+    (statistics.Topk, (_X, 2, 1, True, True)),
+    (statistics.VarMean, (_X, (1,), 1, False)),
+    (statistics.StdMean, (_X, (0,), 0, True)),
+    (statistics.Aminmax, (_S, 1, False)),
+    (statistics.Aminmax, (_TIES, None, False)),
+    (statistics.Cummax, (_S, 1)),
+    (statistics.Cummin, (_TIES, 0)),
+    (statistics.Logcumsumexp, (_S, 1)),
+    (statistics.Nansum, (_X, (1,), False)),
+    (statistics.Nansum, (_X, None, False)),
+]
+
+
+# matrix decompositions (linalg_decomp.py): well-conditioned inputs, a symmetric positive-definite
+# one for cholesky, LU factors and pivots computed by torch (the pivots a constant argument)
+from ..functions.builtin import linalg_decomp as _decomp  # noqa: E402
+
+_M4 = _rng.uniform(-1.0, 1.0, (4, 4)) + 3 * np.eye(4)
+_PD4 = _M4 @ _M4.T
+_LU4, _PIV4 = (t.numpy() if t.dtype != torch.int32 else t
+               for t in torch.linalg.lu_factor(torch.tensor(_M4)))
+BUILTINS += [
+    (_decomp.LinalgCholeskyEx, (_PD4, False, False)),
+    (_decomp.LinalgCholeskyEx, (_PD4, True, False)),
+    (_decomp.Cholesky, (_PD4, False)),
+    (_decomp.LinalgQr, (_X.T.copy(), "reduced")),
+    (_decomp.LinalgQr, (_X, "reduced")),
+    (_decomp.LinalgEigh, (_PD4, "L")),
+    (_decomp.LinalgSvd, (_X.T.copy(), False, None)),
+    (_decomp.LinalgPinv, (_X, None, None, False)),
+    (_decomp.LinalgLstsq, (_M4, _X.T.copy(), None, None)),
+    (_decomp.LinalgLuFactorEx, (_M4, True, False)),
+    (_decomp.LinalgLu, (_X.T.copy(), True)),
+    (_decomp.LuUnpack, (_LU4, _PIV4, True, True)),
+    (_decomp.LinalgLuSolve, (_LU4, _PIV4, _X.T.copy(), True, False)),
+    (_decomp.LinalgHouseholderProduct, (_X.T.copy(), _X[0, :3] / 2)),
+    (_decomp.Ormqr, (_M4, _X[0] / 2, _X.T.copy(), True, False)),
+]
 
 
 def _ns(x):

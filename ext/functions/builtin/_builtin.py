@@ -220,8 +220,9 @@ def binary_operands(a: Tensor, b) -> tuple:
     ad = a._data
     tb = type(b)
     if tb is builtins.float:
-        # A Python float keeps a floating tensor's dtype (NumPy treats it as weak, like torch).
-        if ad.dtype.kind == "f":
+        # A Python float keeps a floating tensor's dtype (NumPy treats it as weak, like torch);
+        # the two-byte floats take it as a HalfNumber, below.
+        if ad.dtype.kind == "f" and ad.dtype.itemsize > 2:
             return ad, b
     elif tb is Tensor:
         bd = b._data
@@ -235,10 +236,37 @@ def binary_operands(a: Tensor, b) -> tuple:
         rt = _dtype.scalar_result_type(FROM_NUMPY[ad.dtype], b)._np
         if rt != ad.dtype:
             ad = ad.astype(rt)
+        if rt.itemsize == 2 and rt.kind in "fV" and type(b) is not builtins.bool:
+            return ad, HalfNumber.of(b, rt)
         return ad, b
     if isinstance(b, np.ndarray):
         return binary_operands(a, wrap(b))
     return None
+
+
+class HalfNumber(np.ndarray):
+    """A number beside a float16 or bfloat16 tensor, as torch's CPU kernels read it:
+    multiplication and division take it in float32, the other ops round it to the tensor's type
+    first; either way the kernel computes in float32 and rounds its result once (as the ufuncs
+    of NumPy's float16 and ml_dtypes' bfloat16 do)."""
+
+    _IN_FLOAT32 = frozenset({np.multiply, np.true_divide, np.floor_divide})
+    wide: np.float32
+
+    @classmethod
+    def of(cls, value: builtins.int | builtins.float, np_dtype: np.dtype) -> HalfNumber:
+        """``value`` as a 0-d operand of ``np_dtype`` that keeps its float32 rounding too."""
+        number = np.asarray(value, np_dtype).view(cls)
+        number.wide = np.float32(value)
+        return number
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        wide = ufunc in self._IN_FLOAT32 and method == "__call__"
+        args = [(self.wide if wide else x.view(np.ndarray)) if x is self else x for x in inputs]
+        out = getattr(ufunc, method)(*args, **kwargs)
+        if wide and out.dtype == np.float32:
+            out = out.astype(self.dtype)
+        return out
 
 
 def wrapped_number(value) -> Tensor:

@@ -15,7 +15,7 @@ from ..._args import not_a_tensor
 from ..._dtype import FROM_NUMPY
 from ..._state import STATE
 from ..._tensor import Tensor, _wrap_dim, wrap
-from .._op import LINEAR, Overload, declare, dispatch
+from .._op import LINEAR, Overload, declare, dispatch, in_float32, is_half
 from ._builtin import binary_operands, namespace_of
 from .linalg import column_major
 from .pointwise.arithmetic import scaled
@@ -185,7 +185,7 @@ def _softmax_input(x, dim, dtype, fn: str) -> tuple:
         x = x.to(dtype)
     d = np.asarray(x._data, order="C")
     axis = _wrap_dim(dim, d.ndim)
-    if d.dtype.kind != "f" and d.size:
+    if d.dtype.kind not in "fV" and d.size:  # ("V": bfloat16)
         last = "lastdim_" if axis == d.ndim - 1 or d.ndim == 0 else ""
         raise _not_implemented(f"{fn}_{last}kernel_impl", d)
     return x, d, axis
@@ -193,7 +193,7 @@ def _softmax_input(x, dim, dtype, fn: str) -> tuple:
 
 def _shifted(d: np.ndarray, axis: int) -> np.ndarray:
     """``d`` minus its maximum along ``axis``, computed at least in float32."""
-    if d.dtype == np.float16:
+    if d.dtype == np.float16 or d.dtype.kind == "V":  # (float16 and bfloat16)
         d = d.astype(np.float32)
     with np.errstate(invalid="ignore"):
         # inf - inf is NaN, silently, as in torch.
@@ -267,7 +267,7 @@ def _logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) over ``dim`` (an int or a tuple of ints), without overflow."""
     _check_tensor(x, "logsumexp")
     d = x._data
-    if d.dtype.kind != "f":
+    if d.dtype.kind not in "fV":  # ("V": bfloat16)
         d = d.astype(_dtype.get_default_dtype()._np)
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     if not dims and d.ndim:
@@ -408,6 +408,9 @@ def _check_addmm(bias, mat1, mat2) -> None:
 def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * bias + alpha * (mat1 @ mat2), with ``bias`` broadcast to the product's shape."""
     _check_addmm(bias, mat1, mat2)
+    if is_half(mat1._data):  # (float16 and bfloat16: in float32, rounded once)
+        return in_float32(Addmm, lambda b, m1, m2, be, al: _addmm(b, m1, m2, beta=be, alpha=al),
+                          (bias, mat1, mat2, beta, alpha))
     out = mat1._data @ mat2._data
     if out.dtype.kind in "iub":
         # torch converts the scalars to an integer result's type (0.5 becomes 0).
@@ -422,7 +425,7 @@ def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
     return dispatch(Addmm, out, (bias, mat1, mat2, beta, alpha))
 
 
-addmm = declare("addmm", Addmm, function=_addmm)
+addmm = declare("addmm", Addmm, function=_addmm, inplace="addmm_")
 
 
 # ---------------------------------------------------------------------------------- nll_loss
@@ -567,7 +570,7 @@ def _check_nll(x, target, weight, ignore_index: int) -> None:
     if weight is not None and weight._data.dtype != d.dtype:
         raise RuntimeError(f"expected scalar type {FROM_NUMPY[d.dtype]._short} but found "
                            f"{FROM_NUMPY[weight._data.dtype]._short}")
-    if d.dtype.kind != "f":
+    if d.dtype.kind not in "fV":  # ("V": bfloat16)
         raise _not_implemented("nll_loss_out_frame", d)
     if t.size:
         bad = (t < 0) | (t >= n_classes)
@@ -740,7 +743,7 @@ def _mse_loss(x: Tensor, target: Tensor, reduction=1) -> Tensor:
     _check_tensor(target, "mse_loss", "target", 2)
     mode = reduction if type(reduction) is int else _reduction_enum(reduction)
     a, b = binary_operands(x, target)
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fV":  # ("V": bfloat16)
         raise _not_implemented("mse_cpu", a)
     if a.shape != b.shape:
         raise RuntimeError(f"mse_loss expects same-shaped input and target (broadcast them "

@@ -689,7 +689,7 @@ def _index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -
     return dispatch(IndexAdd, out, (x, dim, index, source, alpha))
 
 
-index_add = declare("index_add", IndexAdd, function=_index_add, methods=(), functions=())
+# (declared with its public names in index_ops.py)
 
 
 def _index_select_backward(grad: Tensor, self_sizes, dim: int, index: Tensor) -> Tensor:
@@ -755,6 +755,8 @@ def _gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) ->
     _check_index_arg("gather", index)
     d, idx = x._data, index._data
     pos = _wrap_dim(dim, d.ndim)
+    if not idx.size:  # (torch reads nothing and checks nothing for an empty index)
+        return dispatch(Gather, np.empty(idx.shape, d.dtype), (x, dim, index, sparse_grad))
     if idx.dtype not in _INTEGERS:
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     if max(idx.ndim, 1) != max(d.ndim, 1):
@@ -786,11 +788,13 @@ def _scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     idx = index._data
     ix = idx.reshape(-1) if not idx.ndim else idx
     s = src._data.reshape(-1) if not src._data.ndim else src._data
-    np.add.at(flat, _along(ix, _wrap_dim(dim, flat.ndim)), s[tuple(slice(n) for n in ix.shape)])
+    if ix.size:  # (an empty index adds nothing, whatever its shape)
+        np.add.at(flat, _along(ix, _wrap_dim(dim, flat.ndim)),
+                  s[tuple(slice(n) for n in ix.shape)])
     return dispatch(ScatterAdd, out, (x, dim, index, src))
 
 
-scatter_add = declare("scatter_add", ScatterAdd, function=_scatter_add, methods=(), functions=())
+# (declared with its public names in index_ops.py)
 
 
 def _gather_backward(grad: Tensor, self: Tensor, dim: int, index: Tensor,
@@ -811,6 +815,10 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     pos = _wrap_dim(dim, d.ndim)
     size = d.shape[pos]
+    if isinstance(start, Tensor):  # (torch takes a 0-d integer tensor as the start)
+        if start._data.ndim or start._data.dtype.kind not in "iu":
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
+        start = int(start._data)
     start, length = operator.index(start), operator.index(length)
     if not -size <= start <= size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "

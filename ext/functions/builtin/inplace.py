@@ -419,8 +419,15 @@ def _copied(x: Tensor, src: Tensor) -> Tensor:
     return dispatch(Copy, np.broadcast_to(sd, xd.shape).astype(xd.dtype), (x, src))
 
 
-declare("zero", Zero, function=_zeroed, methods=(), functions=(), inplace="zero_")
-declare("fill", FillScalar, FillTensor, function=_filled, methods=(), functions=(), inplace="fill_")
+def _zero_(x: Tensor) -> Tensor:
+    """``ext.zero_(x)``: x's elements set to zero in place (``x.zero_()``)."""
+    return apply_inplace(x, _zeroed)
+
+
+declare("zero", Zero, function=_zeroed, methods=(), functions={"zero_": _zero_},
+        inplace="zero_")
+declare("fill", FillScalar, FillTensor, function=_filled, methods=(), functions=(),
+        inplace="fill_")
 declare("copy", Copy, function=_copied, methods=(), functions=(), inplace="copy_")
 
 

@@ -12,7 +12,7 @@ from ..._args import is_torch_tensor, mixed_operands, not_a_tensor
 from ..._dtype import FROM_NUMPY
 from ..._state import STATE
 from ..._tensor import Tensor, wrap
-from .._op import Overload, declare, dispatch
+from .._op import Overload, declare, dispatch, is_half
 from .shape import (
     SqueezeMatmul,
     contiguous,
@@ -152,6 +152,15 @@ def _check_tensors(a, b, name: str, second: str = "other") -> None:
         raise not_a_tensor(bad, name, arg, pos)
 
 
+def _product(ad: np.ndarray, bd: np.ndarray) -> np.ndarray:
+    """``np.matmul``; float16 and bfloat16 multiply in float32 and round the product once, as
+    torch's kernel accumulates."""
+    if is_half(ad):
+        return np.asarray(np.matmul(ad.astype(np.float32), bd.astype(np.float32))
+                          ).astype(ad.dtype)
+    return np.matmul(ad, bd)
+
+
 def _mm(a: Tensor, b: Tensor) -> Tensor:
     """The product of two matrices."""
     _check_tensors(a, b, "mm", "mat2")
@@ -166,7 +175,7 @@ def _mm(a: Tensor, b: Tensor) -> Tensor:
     if ad.dtype != bd.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{_C_TYPE[ad.dtype.name]} != {_C_TYPE[bd.dtype.name]}")
-    return dispatch(Mm, ad @ bd, (a, b))
+    return dispatch(Mm, _product(ad, bd), (a, b))
 
 
 def _mv(a: Tensor, v: Tensor) -> Tensor:
@@ -183,7 +192,7 @@ def _mv(a: Tensor, v: Tensor) -> Tensor:
         vec = _scalar_type(vd)
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {vec}, "
                            f"{_scalar_type(ad)}, and {vec}")
-    return dispatch(Mv, ad @ vd, (a, v))
+    return dispatch(Mv, _product(ad, vd), (a, v))
 
 
 def _dot(u: Tensor, v: Tensor) -> Tensor:
@@ -199,7 +208,7 @@ def _dot(u: Tensor, v: Tensor) -> Tensor:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{ud.shape[0]}] and src "
                            f"[{vd.shape[0]}] to have the same number of elements, but got "
                            f"{ud.shape[0]} and {vd.shape[0]} elements respectively")
-    return dispatch(Dot, np.dot(ud, vd), (u, v))
+    return dispatch(Dot, _product(ud, vd), (u, v))
 
 
 def _bmm(a: Tensor, b: Tensor) -> Tensor:
@@ -219,7 +228,7 @@ def _bmm(a: Tensor, b: Tensor) -> Tensor:
     if ad.dtype != bd.dtype:
         raise RuntimeError(f"expected scalar type {_scalar_type(ad)} but found "
                            f"{_scalar_type(bd)}")
-    return dispatch(Bmm, np.matmul(ad, bd), (a, b))
+    return dispatch(Bmm, _product(ad, bd), (a, b))
 
 
 mm = declare("mm", Mm, function=_mm)
@@ -250,7 +259,7 @@ def _matmul(a: Tensor, b: Tensor) -> Tensor:
     if ad.dtype == bd.dtype and ad.dtype != np.bool_ and \
             ad.shape[-1] == bd.shape[-2 if db > 1 else 0]:
         try:
-            return wrap(np.matmul(ad, bd))
+            return wrap(_product(ad, bd))
         except ValueError:
             pass
     return _batched(a, b)

@@ -17,7 +17,7 @@ from ..._args import as_number, not_a_tensor
 from ..._dtype import FROM_NUMPY
 from ..._state import STATE
 from ..._tensor import Tensor, _wrap_dim, wrap
-from .._op import LINEAR, Overload, declare, dispatch
+from .._op import LINEAR, Overload, declare, dispatch, is_half
 from ._builtin import C_TYPES, as_array, namespace_of
 from .indexing import _INTEGERS, _along
 from .shape import wrap_dims
@@ -111,7 +111,8 @@ def np_mean(d: np.ndarray, axis=None, keepdims: bool = False) -> np.ndarray:
     from here: a NaN it meets warns as ext's own warnings do (silenced), not from NumPy's module
     as ``ndarray.mean`` would (torch computes it silently)."""
     n = d.size if axis is None else int(np.prod([d.shape[a] for a in axis]))
-    acc = np.float32 if d.dtype == np.float16 else None
+    # (bfloat16, NumPy kind "V", accumulates in float32 too, as torch's kernel does)
+    acc = np.float32 if d.dtype == np.float16 or d.dtype.kind == "V" else None
     return (np.add.reduce(d, axis=axis, dtype=acc, keepdims=keepdims) / n).astype(d.dtype,
                                                                                   copy=False)
 
@@ -129,12 +130,29 @@ def _sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if type(x) is not Tensor:
         raise not_a_tensor(x, "sum")
     d = x._data
+    if dtype is _dtype.bfloat16 or dtype is None and is_half(d):
+        return _half_sum(x, dim, keepdim)
     if dim is None:
         return dispatch(SumAll, np.add.reduce(d, axis=None, dtype=_sum_dtype(d, dtype)), (x,))
     data = np.add.reduce(d, axis=_axes(dim, d.ndim), keepdims=keepdim,
                          dtype=_sum_dtype(d, dtype, "sum", dim))
     return dispatch(SumDim, data, (x, (dim,) if type(dim) is int else _as_dim_tuple(dim),
                                    keepdim))
+
+
+def _half_sum(x: Tensor, dim, keepdim: bool) -> Tensor:
+    """A sum into float16 or bfloat16 as torch's kernel computes it: accumulated in float32 and
+    rounded once (NumPy's and ml_dtypes' own loops round partial sums)."""
+    d = x._data
+    bf16 = d.dtype if is_half(d) else _dtype.bfloat16._np
+    if d.dtype != bf16:
+        d = d.astype(bf16)
+    if dim is None:
+        data = np.add.reduce(d, axis=None, dtype=np.float32)
+        return dispatch(SumAll, np.asarray(data).astype(bf16), (x,))
+    data = np.add.reduce(d, axis=_axes(dim, d.ndim), keepdims=keepdim, dtype=np.float32)
+    return dispatch(SumDim, np.asarray(data).astype(bf16),
+                    (x, (dim,) if type(dim) is int else _as_dim_tuple(dim), keepdim))
 
 
 sum = declare("sum", SumAll, SumDim, function=_sum)  # noqa: A001 - torch's name
@@ -181,7 +199,7 @@ def _mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     d = x._data
     if dtype is not None:
         d = d.astype(_dtype_arg(dtype, "mean", dim))
-    if d.dtype.kind != "f":
+    if not _dtype.is_floating_np(d.dtype):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            "floating point or complex dtype. Got: "
                            f"{FROM_NUMPY[d.dtype]._short}")
@@ -709,7 +727,8 @@ def _var_dims(x: Tensor, dim) -> tuple:
 _NOT_GIVEN = object()  # var's and std's ``unbiased`` left out (an explicit None is refused)
 
 
-def _variance(op: type, x: Tensor, dim, unbiased, keepdim: bool, correction, name: str):
+def _variance(op: type, x: Tensor, dim, unbiased, keepdim: bool, correction, name: str,
+              with_mean: bool = False):
     d = x._data
     if isinstance(dim, builtins.bool):
         dim, unbiased = None, dim
@@ -727,7 +746,7 @@ def _variance(op: type, x: Tensor, dim, unbiased, keepdim: bool, correction, nam
             raise TypeError(f"{name}() received an invalid combination of arguments - got "
                             f"(correction={type(correction).__name__}, ), but expected a Number")
         correction = number
-    if d.dtype.kind != "f":
+    if not _dtype.is_floating_np(d.dtype):
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if unbiased is not None:
         correction = 1 if unbiased else 0
@@ -741,9 +760,14 @@ def _variance(op: type, x: Tensor, dim, unbiased, keepdim: bool, correction, nam
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
+    # (bfloat16, NumPy kind "V", computes in float32 and rounds once, as torch's kernel)
+    wide = d.astype(np.float32) if is_half(d) else d
     with np.errstate(divide="ignore", invalid="ignore"):
-        v = d.var(axis=axes, ddof=c, keepdims=keepdim)
-        data = np.sqrt(v) if op is Std else v.astype(d.dtype, copy=False)
+        v = wide.var(axis=axes, ddof=c, keepdims=keepdim)
+        data = (np.sqrt(v) if op is Std or name == "std_mean" else v).astype(d.dtype,
+                                                                             copy=False)
+    if with_mean:  # (var_mean, std_mean: the mean too, a second output)
+        data = (data, np_mean(wide, axes, keepdim).astype(d.dtype, copy=False))
     return dispatch(op, data, (x, None if dim is None else _as_dim_tuple(dim), saved_correction,
                                keepdim))
 
@@ -795,12 +819,16 @@ def _cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     # torch's result is contiguous whatever the input's layout (a reshape of it is a view);
     # inf - inf gives its nan silently (np.add.accumulate is np.cumsum without its wrapper)
     with np.errstate(invalid="ignore", over="ignore"):
-        data = (np.add.accumulate(np.asarray(d, order="C"), axis=pos, dtype=acc) if d.ndim
-                else d.astype(acc or d.dtype))
+        if acc is None and is_half(d):  # (float16 and bfloat16 run in float32, as in torch)
+            data = np.add.accumulate(np.asarray(d, order="C"), axis=pos, dtype=np.float32
+                                     ).astype(d.dtype) if d.ndim else d.copy()
+        else:
+            data = (np.add.accumulate(np.asarray(d, order="C"), axis=pos, dtype=acc) if d.ndim
+                    else d.astype(acc or d.dtype))
     return dispatch(Cumsum, data, (x, dim))
 
 
-cumsum = declare("cumsum", Cumsum, function=_cumsum)
+cumsum = declare("cumsum", Cumsum, function=_cumsum, inplace="cumsum_")
 
 
 # ---------------------------------------------------------------------------------- cumprod
@@ -843,7 +871,8 @@ _RUNNING = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32}
 def _running(kernel, d: np.ndarray, axis: int) -> np.ndarray:
     """``np.multiply.accumulate``/``np.add.accumulate`` (cumprod and cumsum without their
     wrappers) along ``axis`` as torch's CPU kernel computes it."""
-    acc = _RUNNING.get(d.dtype)
+    # (bfloat16, NumPy kind "V", runs in float32 as float16 does)
+    acc = _RUNNING.get(d.dtype) or (np.float32 if d.dtype.kind == "V" else None)
     with np.errstate(over="ignore", invalid="ignore"):  # (torch's inf and nan come silently)
         if acc is None:
             return kernel(d, axis=axis)

@@ -16,9 +16,12 @@ from ... import _dtype
 from ..._args import check_device, check_int, not_a_tensor, not_a_tensor_element
 from ..._dtype import FROM_NUMPY
 from ..._legacy import channels_last, contiguous_format, copy_in_format, in_format, preserve_format
-from ..._tensor import Tensor, _wrap_dim
+from ..._state import STATE
+from ..._tensor import Tensor, _wrap_dim, bump_version
 from ..._warnings import warn_once
 from ...autograd.engine import sum_to
+from ...autograd.graph import move_retains_grad, output_meta
+from ...autograd.views import check_inplace
 from .._op import LINEAR, Overload, declare, dispatch, read_history
 from ._builtin import namespace_of
 
@@ -520,8 +523,159 @@ def squeeze(x: Tensor, dim: int | None = None, *, _op: type = SqueezeDim) -> Ten
                     (x, dim))
 
 
-squeeze = declare("squeeze", SqueezeAll, SqueezeDim, SqueezeDims, SqueezeMatmul,
-                  function=squeeze)
+squeeze = declare("squeeze", SqueezeAll, SqueezeDim, SqueezeDims, function=squeeze)
+
+
+# ---------------------------------------------------------------------------- in-place views
+# t_, transpose_, unsqueeze_ and squeeze_ change the tensor's own sizes and strides: no element
+# is written, so nothing goes through apply_inplace's write. As in torch, the tensor gets the
+# op's node (TBackward1 ...) as its grad_fn, over its old history, and a new version; a view
+# keeps its base (the geometry it now has is read from its data) and takes that node as its
+# own, up to date at the new version.
+def _restride(x: Tensor, ov: type, data: np.ndarray, args: tuple) -> Tensor:
+    """Give ``x`` the geometry of ``data`` (a view of its elements), recording ``ov``."""
+    if x._requires_grad:
+        check_inplace(x, True)
+    out = dispatch(ov, data, (x, *args))
+    bump_version(x)  # (an inference tensor outside inference mode refuses here, unchanged)
+    x._data = data
+    node = out._grad_fn
+    if node is not None:
+        move_retains_grad(x, node, 0)
+        x._grad_fn = node
+        x._output_nr = 0
+        node._out_meta = output_meta(data)
+        info = getattr(x, "_view", None)
+        if info is not None:
+            info.version = x._vc[0]
+    if STATE.special and STATE.fw_level is not None:
+        from ...autograd.forward_ad import set_tangent, tangent_of
+
+        tangent = tangent_of(out)
+        if tangent is not None:
+            set_tangent(x, tangent)
+    return x
+
+
+class TInplace(T):
+    """``x.t_()``."""
+
+    node_name = "TBackward1"
+    is_view = False
+
+    @staticmethod
+    def forward(x):
+        """The out-of-place op (for the bridge and the forward-mode rule)."""
+        return x.t()
+
+
+class TransposeInplace(Transpose):
+    """``x.transpose_(dim0, dim1)``."""
+
+    node_name = "TransposeBackward1"
+    is_view = False
+
+    @staticmethod
+    def forward(x, dim0, dim1):
+        """The out-of-place op."""
+        return x.transpose(dim0, dim1)
+
+
+class UnsqueezeInplace(Unsqueeze):
+    """``x.unsqueeze_(dim)``."""
+
+    node_name = "UnsqueezeBackward1"
+    is_view = False
+
+    @staticmethod
+    def forward(x, dim):
+        """The out-of-place op."""
+        return x.unsqueeze(dim)
+
+
+class SqueezeAllInplace(SqueezeAll):
+    """``x.squeeze_()``."""
+
+    node_name = "SqueezeBackward3"
+    is_view = False
+
+    @staticmethod
+    def forward(x):
+        """The out-of-place op."""
+        return x.squeeze()
+
+
+def _squeeze_dims(x, dim):
+    return x.squeeze(dim)
+
+
+# (torch's squeeze_(dim) node, which matmul's squeeze of its own result records too)
+SqueezeMatmul.forward = staticmethod(_squeeze_dims)
+
+
+class SqueezeDimsInplace(SqueezeDim):
+    """``x.squeeze_(dims)``."""
+
+    node_name = "SqueezeBackward5"
+    is_view = False
+    forward = staticmethod(_squeeze_dims)
+
+
+def t_(x: Tensor) -> Tensor:
+    """Transpose ``x`` itself (at most 2 dims)."""
+    if x._vc and x._vc[0]:
+        read_history(x)
+    d = x._data
+    if d.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {d.ndim}D")
+    return _restride(x, TInplace, d.T, ())
+
+
+def transpose_(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap dims ``dim0`` and ``dim1`` of ``x`` itself."""
+    if x._vc and x._vc[0]:
+        read_history(x)
+    d = x._data
+    a, b = _wrap_dim(dim0, d.ndim), _wrap_dim(dim1, d.ndim)
+    return _restride(x, TransposeInplace, np.swapaxes(d, a, b) if d.ndim else d.view(),
+                     (dim0, dim1))
+
+
+def unsqueeze_(x: Tensor, dim: int) -> Tensor:
+    """Insert a dim of size 1 at ``dim`` into ``x`` itself."""
+    if type(dim) is not int:
+        dim = check_int(dim, "unsqueeze_", "dim", 1)
+    if x._vc and x._vc[0]:
+        read_history(x)
+    d = x._data
+    pos = _wrap_dim(dim, d.ndim + 1)
+    return _restride(x, UnsqueezeInplace, d.reshape(d.shape[:pos] + (1,) + d.shape[pos:]),
+                     (dim,))
+
+
+def squeeze_(x: Tensor, dim: int | tuple | list | None = None) -> Tensor:
+    """Remove the dims of size 1 of ``x`` itself (only ``dim``, if given)."""
+    if x._vc and x._vc[0]:
+        read_history(x)
+    d = x._data
+    if dim is None:
+        return _restride(x, SqueezeAllInplace, d.reshape(tuple(s for s in d.shape if s != 1)),
+                         ())
+    if isinstance(dim, (tuple, list)):
+        dims = tuple(dim)
+        ones = tuple(sorted(a for a in wrap_dims(dims, d.ndim) if d.ndim and d.shape[a] == 1))
+        return _restride(x, SqueezeDimsInplace, np.squeeze(d, ones) if ones else d.view(),
+                         (dims,))
+    pos = _wrap_dim(dim, d.ndim)
+    return _restride(x, SqueezeMatmul, np.squeeze(d, pos) if d.ndim and d.shape[pos] == 1
+                     else d.view(), (dim,))
+
+
+t_ = declare("t_", TInplace, function=t_, functions=())
+transpose_ = declare("transpose_", TransposeInplace, function=transpose_, functions=())
+unsqueeze_ = declare("unsqueeze_", UnsqueezeInplace, function=unsqueeze_, functions=())
+squeeze_ = declare("squeeze_", SqueezeAllInplace, SqueezeMatmul, SqueezeDimsInplace,
+                   function=squeeze_, functions=())
 
 
 class Expand(Overload):
@@ -645,9 +799,9 @@ def _parse_to(args: tuple, kwargs: dict):
             dtype = a
         elif isinstance(a, Tensor):
             dtype = a.dtype
-        elif isinstance(a, str):
+        elif isinstance(a, str) or type(a).__name__ == "device":
             check_device(a, "to")
-        elif a is not None and type(a).__name__ != "device":
+        elif a is not None:
             raise TypeError(f"to() received an invalid combination of arguments - got "
                             f"({type(a).__name__})")
     check_device(kwargs.pop("device", None), "to")
@@ -683,7 +837,8 @@ def _to_method(name: str):
 
 to = declare("to", ToCopy, function=to, functions=(), methods={
     "to": to, "float": _to_method("float32"), "double": _to_method("float64"),
-    "half": _to_method("float16"), "long": _to_method("int64"), "int": _to_method("int32"),
+    "half": _to_method("float16"), "bfloat16": _to_method("bfloat16"),
+    "long": _to_method("int64"), "int": _to_method("int32"),
     "bool": _to_method("bool")})
 
 
@@ -1023,8 +1178,12 @@ class Flip(Overload):
         return grad.flip(ctx.dims), None
 
 
-def flip(x: Tensor, *dims) -> Tensor:
+def flip(x: Tensor, *dims, **kwargs) -> Tensor:
     """A copy of ``x`` with the order of the entries along ``dims`` reversed."""
+    if kwargs:
+        if dims or set(kwargs) != {"dims"}:
+            raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        dims = (kwargs["dims"],)
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     if x._vc and x._vc[0]:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from ..._args import check_device
 from ..._dtype import dtype as _dtype_cls
-from ..._tensor import Tensor
+from ..._tensor import Tensor, device
 from ...autograd.grad_mode import no_grad
 from ...autograd.graph import hook_dict
 from ..parameter import Parameter, mark_parameter
@@ -379,6 +380,8 @@ class Module(ModuleHooks):
                 target = a
             elif isinstance(a, Tensor):
                 target = a.dtype
+            elif isinstance(a, (str, device)):
+                check_device(a, "to")
         if target is None:
             return self
         if not target.is_floating_point:
@@ -397,6 +400,10 @@ class Module(ModuleHooks):
     def half(self) -> Module:
         """Convert floating parameters and buffers to float16."""
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    def bfloat16(self) -> Module:
+        """Convert floating parameters and buffers to bfloat16."""
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     def cpu(self) -> Module:
         """ext modules live on the CPU already."""

@@ -17,7 +17,7 @@ def check_tensor(x, fn: str, arg: str = "input", position: int = 1) -> None:
 
 def float_kernel(d: np.ndarray, kernel: str) -> None:
     """torch's NotImplementedError for a kernel that takes floating dtypes only."""
-    if d.dtype.kind != "f":
+    if d.dtype.kind not in "fV":  # ("V": bfloat16)
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{FROM_NUMPY[d.dtype]._short}'")
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ...._tensor import Tensor, wrap
-from ..._op import ELEMENTWISE, FLOAT, Overload, declare, dispatch
+from ..._op import ELEMENTWISE, FLOAT, Overload, declare, dispatch, in_float32, is_half
 from .._builtin import namespace_of, not_differentiable_checks
 from ._common import check_tensor, float_kernel
 
@@ -98,7 +98,7 @@ class Erf(Overload):
         return grad * ((x * x).neg().exp() * _TWO_OVER_SQRT_PI)
 
 
-erf = declare("erf", Erf, kernel=erf_kernel, dtype=FLOAT)
+erf = declare("erf", Erf, kernel=erf_kernel, dtype=FLOAT, inplace="erf_")
 
 
 # ---------------------------------------------------------------------------------- gelu
@@ -200,6 +200,8 @@ def _gelu(x: Tensor, approximate: str = "none") -> Tensor:
         raise RuntimeError("approximate argument must be either none or tanh.")
     d = x._data
     float_kernel(d, "GeluKernelImpl")
+    if is_half(d):
+        return in_float32(Gelu, _gelu, (x, approximate))
     return dispatch(Gelu, _gelu_kernel(d, approximate), (x, approximate))
 
 
@@ -242,6 +244,8 @@ def _silu(x: Tensor) -> Tensor:
     check_tensor(x, "silu")
     d = x._data
     float_kernel(d, "silu_cpu")
+    if is_half(d):
+        return in_float32(Silu, _silu, (x,))
     return dispatch(Silu, d * _sigmoid_of(d), (x,))
 
 

@@ -23,7 +23,7 @@ def _dropout(x: Tensor, p: float, training: bool, inplace: bool = False) -> Tens
     d = x._data
     if not training or p == 0 or d.size == 0:
         return x
-    if d.dtype.kind != "f":
+    if d.dtype.kind not in "fV":  # ("V": bfloat16)
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{FROM_NUMPY[d.dtype]._short}")
     if p == 1:

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ...._tensor import Tensor
-from ..._op import Overload, declare, dispatch
+from ..._op import Overload, declare, dispatch, is_half
 from .._builtin import namespace_of
 from ..reduction import np_mean
 from ._common import check_tensor, float_kernel
@@ -315,6 +315,9 @@ def _native_layer_norm(input: Tensor, normalized_shape, weight: Tensor | None,  
     """layer_norm's result, and the per-row mean and reciprocal standard deviation."""
     shape = _check_layer_norm(input, normalized_shape, weight, bias)
     d = np.asarray(input._data, order="C")  # torch's result is contiguous whatever the layout
+    low = d.dtype if is_half(d) else None  # (float16, bfloat16: in float32, rounded at the end)
+    if low is not None:
+        d = d.astype(np.float32)
     dims = _norm_dims(d.ndim, shape)
     mean = np_mean(d, dims, True)
     centered = d - mean
@@ -324,6 +327,8 @@ def _native_layer_norm(input: Tensor, normalized_shape, weight: Tensor | None,  
         out *= weight._data
     # torch's kernel adds a bias of 0 when none is given, which turns a -0 result into +0
     out += 0 if bias is None else bias._data
+    if low is not None:
+        out, mean, rstd = out.astype(low), mean.astype(low), rstd.astype(low)
     return dispatch(NativeLayerNorm, (out, mean, rstd), (input, shape, weight, bias, eps))
 
 

@@ -12,6 +12,7 @@ from ...._tensor import Tensor
 from ..._op import ELEMENTWISE, FLOAT, Overload, declare, dispatch
 from .._builtin import namespace_of
 from ._common import apply, operands
+from .division import div_rounding
 
 
 # ---------------------------------------------------------------------------------- add / sub
@@ -46,6 +47,8 @@ def _add(a, b, *, alpha=1) -> Tensor:
     ad, bd = operands(a, b, "add")
     if type(alpha) is not int or alpha != 1:
         alpha = _alpha(alpha, "add")
+        if ad.dtype.kind == "V":
+            return dispatch(Add, _bfloat16_alpha(np.add, ad, bd, alpha), (a, b, alpha))
         bd = _times_alpha(ad, bd, alpha)
     return dispatch(Add, apply(np.add, ad, bd), (a, b, alpha))
 
@@ -79,6 +82,8 @@ def _sub(a, b, *, alpha=1) -> Tensor:
         _bool_sub_error(a, b)
     if type(alpha) is not int or alpha != 1:
         alpha = _alpha(alpha, "sub")
+        if ad.dtype.kind == "V":
+            return dispatch(Sub, _bfloat16_alpha(np.subtract, ad, bd, alpha), (a, b, alpha))
         bd = _times_alpha(ad, bd, alpha)
     return dispatch(Sub, apply(np.subtract, ad, bd), (a, b, alpha))
 
@@ -112,13 +117,28 @@ def _times_alpha(ad: np.ndarray, bd, alpha):
                            "number.")
     if type(alpha) is bool and kind != "b":
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if kind not in "fc" and isinstance(alpha, float):
+    if kind not in "fcV" and isinstance(alpha, float):  # ("V": bfloat16)
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
     if kind == "b":
         # A bool result takes alpha as a bool: True + 2 * True is True.
         return np.logical_and(bd, bool(alpha))
     return bd * alpha
+
+
+def _bfloat16_alpha(kernel, ad, bd, alpha) -> np.ndarray:
+    """``ad`` plus or minus (``kernel``) ``alpha * bd`` for bfloat16 operands as torch's
+    vectorized kernel computes it: alpha rounded to bfloat16, then one fused multiply-add in
+    float32, rounded to bfloat16 once. (torch's scalar loop, which takes the few elements left
+    over after its vectors, rounds the product to bfloat16 first.)"""
+    if isinstance(alpha, (complex, bool)):
+        _times_alpha(ad, bd, alpha)  # (its errors)
+    bf16 = np.asarray(ad).dtype
+    # (float64 holds the product and the sum exactly: rounded to float32, they give the fused
+    # multiply-add)
+    scale = np.float64(np.asarray(alpha, bf16))
+    wide = kernel(np.asarray(ad).astype(np.float64), np.asarray(bd).astype(np.float64) * scale)
+    return np.asarray(wide).astype(np.float32).astype(bf16)
 
 
 def _sum_jvp(ctx, p, tp, s, ts, factor):
@@ -211,6 +231,9 @@ def _rsub(x: Tensor, other, alpha=1) -> Tensor:
             _bool_sub_error(other, x)
         if type(alpha) is not int or alpha != 1:
             alpha = _alpha(alpha, "rsub")
+            if od.dtype.kind == "V":
+                return dispatch(RsubTensor, _bfloat16_alpha(np.subtract, od, xd, alpha),
+                                (x, other, alpha))
             xd = _times_alpha(od, xd, alpha)
         return dispatch(RsubTensor, apply(np.subtract, od, xd), (x, other, alpha))
     xd, od = operands(x, other, "rsub")
@@ -218,6 +241,8 @@ def _rsub(x: Tensor, other, alpha=1) -> Tensor:
         _bool_sub_error(x, other)
     if type(alpha) is not int or alpha != 1:
         alpha = _alpha(alpha, "rsub")
+        if xd.dtype.kind == "V":
+            return dispatch(Rsub, _bfloat16_alpha(np.subtract, od, xd, alpha), (x, other, alpha))
         xd = _times_alpha(xd, xd, alpha)
     return dispatch(Rsub, od - xd, (x, other, alpha))
 
@@ -278,6 +303,9 @@ def scaled(x, factor):
     return x if factor == 1 else namespace_of(x).ops.aten.mul.Scalar(x, factor)
 
 
+_ABSENT = object()  # (rounding_mode not given: torch's plain division, DivBackward0)
+
+
 class Div(Overload):
     """a / b: d/da = 1/b, d/db = -a/b²."""
 
@@ -305,10 +333,13 @@ class Div(Overload):
         return (-prod if ta is None else ta - prod) / b
 
 
-def _div(a, b) -> Tensor:
-    """True division a / b; integers divide into the default float dtype."""
+def _div(a, b, *, rounding_mode=_ABSENT) -> Tensor:
+    """True division a / b; integers divide into the default float dtype. With
+    ``rounding_mode`` (even None), torch's rounding division (``DivBackward2``)."""
+    if rounding_mode is not _ABSENT:
+        return div_rounding(a, b, rounding_mode)
     ad, bd = operands(a, b, "div")
-    if ad.dtype.kind != "f":
+    if ad.dtype.kind not in "fV":  # ("V": bfloat16)
         ad = ad.astype(_dtype.get_default_dtype()._np)
         if type(bd) is np.ndarray:
             bd = bd.astype(ad.dtype)
@@ -369,7 +400,8 @@ mul = declare("mul", Mul, function=_mul, methods=("mul", "multiply"),
 mul_scalar = declare("mul.Scalar", MulScalar, function=_mul_scalar, methods=(), functions=())
 div = declare("div", Div, function=_div, methods=("div", "divide", "true_divide"),
               functions=("div", "divide", "true_divide"), operator="__truediv__",
-              reflected=("__rtruediv__", rdiv), inplace="div_", augmented="__itruediv__")
+              reflected=("__rtruediv__", rdiv), inplace=("div_", "divide_", "true_divide_"),
+              augmented="__itruediv__")
 div_scalar = declare("div.Scalar", DivScalar, function=_div_scalar, methods=(), functions=())
 
 

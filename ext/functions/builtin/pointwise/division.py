@@ -12,7 +12,7 @@ import numpy as np
 from .... import _dtype
 from ...._tensor import Tensor, wrap
 from ..._op import ELEMENTWISE, Overload, declare, dispatch
-from .._builtin import binary_operands
+from .._builtin import binary_operands, namespace_of
 from ._common import apply, augmented_operator, operands, refuse_uncastable
 
 
@@ -170,6 +170,62 @@ def _rfloor_divide(x: Tensor, other) -> Tensor:
 def _floor_divide_into(a: Tensor, b) -> Tensor:
     refuse_uncastable(a, b)
     return _floor_divide(a, b, FloorDivideInplace)
+
+
+# ------------------------------------------------------------------------ div(rounding_mode=)
+class DivRounding(Overload):
+    """div(a, b, rounding_mode=...): 'trunc' and 'floor' are piecewise constant (zero
+    gradient), None is true division; torch records this overload whenever the keyword is
+    given."""
+
+    node_name = "DivBackward2"
+    args = ("self", "other", "rounding_mode")
+    saved_fields = ("self", "other")
+    saved_for = {"self": "other"}
+    saved_attrs = ("rounding_mode",)
+    tensor_positions = (0, 1)
+    jvp = ELEMENTWISE
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad[:2]
+        if ctx.rounding_mode is not None:
+            zeros = namespace_of(grad).zeros_like
+            return (zeros(grad) if need_a else None, zeros(b) * grad if need_b else None, None)
+        return (grad / b if need_a else None, -grad * (a / b / b) if need_b else None, None)
+
+
+_ROUNDING = (None, "trunc", "floor")
+
+
+def _trunc_divide(ad: np.ndarray, bd) -> np.ndarray:
+    """Division rounded toward zero; integers exactly, as C's ``/``."""
+    if ad.dtype.kind == "f":
+        return np.trunc(np.true_divide(ad, bd))
+    q = np.floor_divide(ad, bd)
+    return q + ((np.remainder(ad, bd) != 0) & ((ad < 0) != (np.asarray(bd) < 0)))
+
+
+def div_rounding(a, b, rounding_mode) -> Tensor:
+    """``div(a, b, rounding_mode=...)``: None divides truly, 'trunc' rounds toward zero and
+    'floor' toward minus infinity, integers staying integers."""
+    if rounding_mode not in _ROUNDING:
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{rounding_mode}'")
+    ad, bd = operands(a, b, "div")
+    if rounding_mode is None:
+        if ad.dtype.kind not in "fV":
+            ad = ad.astype(_dtype.get_default_dtype()._np)
+            bd = bd.astype(ad.dtype) if type(bd) is np.ndarray else bd
+        with np.errstate(divide="ignore", invalid="ignore"):
+            data = apply(np.true_divide, ad, bd)
+    else:
+        kernel = np.floor_divide if rounding_mode == "floor" else _trunc_divide
+        data = _divide(kernel, ad, bd, f"div_{rounding_mode}")
+    if type(b) is not Tensor:  # (torch saves a number operand as a wrapped 0-dim tensor)
+        b = wrap(np.asarray(b))
+    return dispatch(DivRounding, data, (a, b, rounding_mode))
 
 
 # ---------------------------------------------------------------------------------- shifts

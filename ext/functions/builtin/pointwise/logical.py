@@ -24,9 +24,22 @@ def _compare(name: str, kernel):
             return NotImplemented
         return wrap(apply(kernel, *ops))
 
+    def function(a, b) -> Tensor:
+        out = compare(a, b)
+        if out is NotImplemented:
+            got = f"{type(a).__name__}, {type(b).__name__}"
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            f"({got}), but expected one of:\n * (Tensor input, Tensor other, *, "
+                            "Tensor out = None)\n * (Tensor input, Number other, *, Tensor out "
+                            "= None)\n")
+        return out
+
     compare.__doc__ = f"Elementwise ``{name}`` comparison, a bool tensor (not differentiable)."
-    # (the operator is the function itself: it returns NotImplemented for what it does not take)
-    return declare(name, function=compare, methods=(name, f"__{name}__"))
+    function.__doc__ = compare.__doc__
+    # (the operator is the comparison itself: it returns NotImplemented for what it does not
+    # take; the function raises torch's TypeError instead)
+    return declare(name, function=function, methods=(name, (f"__{name}__", compare)),
+                   inplace=f"{name}_")
 
 
 eq = _compare("eq", np.equal)
@@ -50,7 +63,7 @@ def _logical(name: str, kernel):
         logical.__doc__ = f"Elementwise ``{name}`` of the truth values, a bool tensor."
         return logical
 
-    return declare(name, function=parser(2), methods={name: parser(1)})
+    return declare(name, function=parser(2), methods={name: parser(1)}, inplace=f"{name}_")
 
 
 logical_and = _logical("logical_and", np.logical_and)
@@ -63,7 +76,7 @@ def _elementwise(name: str, kernel, doc: str):
         return wrap(kernel(x._data))
 
     elementwise.__doc__ = doc
-    return declare(name, function=elementwise)
+    return declare(name, function=elementwise, inplace=f"{name}_")
 
 
 logical_not = _elementwise("logical_not", np.logical_not,
@@ -93,14 +106,22 @@ def _bitwise(name: str, kernel, symbol: str, operator: str):
         refuse_uncastable(a, b)
         return bitwise(a, b)
 
+    def function(a, b) -> Tensor:
+        # (torch's function takes a number first, as the operation is symmetric)
+        out = bitwise(a, b) if type(a) is Tensor or type(b) is not Tensor else bitwise(b, a)
+        if out is NotImplemented:
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            f"({type(a).__name__}, {type(b).__name__})")
+        return out
+
     bitwise.__doc__ = f"Elementwise ``{symbol}`` of bool or integer tensors."
+    function.__doc__ = bitwise.__doc__
     bitwise_into.__name__ = name
     augmented = augmented_operator(symbol, f"{name}_", bitwise_into)
-    # (the operators are the function itself: it returns NotImplemented for what it does not
-    # take)
-    return declare(name, function=bitwise,
-                   methods=(name, f"__{operator}__", f"__r{operator}__",
-                            (f"__i{operator}__", augmented)),
+    # (the operators return NotImplemented for what they do not take; the function raises)
+    return declare(name, function=function,
+                   methods=((name, function), (f"__{operator}__", bitwise),
+                            (f"__r{operator}__", bitwise), (f"__i{operator}__", augmented)),
                    inplace=((f"{name}_", bitwise_into),))
 
 
@@ -129,7 +150,8 @@ def _invert(x: Tensor) -> Tensor:
 
 
 bitwise_not = declare("bitwise_not", function=_bitwise_not,
-                      methods={"bitwise_not": _bitwise_not, "__invert__": _invert})
+                      methods={"bitwise_not": _bitwise_not, "__invert__": _invert},
+                      inplace="bitwise_not_")
 
 
 class NanToNum(Overload):
@@ -181,6 +203,9 @@ def _isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
         if not isinstance(t, Tensor):
             raise TypeError(f"isclose(): argument '{name}' (position {i + 1}) must be Tensor, "
                             f"not {type(t).__name__}")
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if tol < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {tol}")
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"{_dtype.FROM_NUMPY[a._data.dtype]._short} did not match "
                            f"{_dtype.FROM_NUMPY[b._data.dtype]._short}")

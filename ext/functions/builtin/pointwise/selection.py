@@ -109,6 +109,9 @@ def _refuse_bool(d: np.ndarray, lo, hi) -> None:
 
 
 def _clamp_data(d: np.ndarray, lo, hi) -> np.ndarray:
+    if d.dtype.kind == "V":  # (bfloat16: torch rounds the bounds to it)
+        lo = None if lo is None else np.asarray(lo, d.dtype)
+        hi = None if hi is None else np.asarray(hi, d.dtype)
     out = d
     if lo is not None:
         out = np.maximum(out, lo)
@@ -150,7 +153,7 @@ def _clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch's nam
         return dispatch(ClampTensor, np.asarray(d, dt._np), (x, min, max))
     d = x._data
     _refuse_bool(d, min, max)
-    if d.dtype.kind != "f" and any(isinstance(b, float) for b in (min, max)):
+    if d.dtype.kind not in "fV" and any(isinstance(b, float) for b in (min, max)):
         d = d.astype(_dtype.get_default_dtype()._np)
     return dispatch(ClampScalar, _clamp_data(d, min, max), (x, min, max))
 

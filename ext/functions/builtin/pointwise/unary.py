@@ -7,7 +7,7 @@ import numpy as np
 from .... import _dtype
 from ...._args import not_a_tensor
 from ...._tensor import Tensor
-from ..._op import ELEMENTWISE, FLOAT, LINEAR, Overload, declare, dispatch
+from ..._op import ELEMENTWISE, FLOAT, LINEAR, Overload, declare, dispatch, in_float32, is_half
 from .._builtin import namespace_of
 from ._common import quiet
 
@@ -225,6 +225,8 @@ class TanhBackward(Overload):
 
 def _tanh_backward(grad_output: Tensor, output: Tensor) -> Tensor:
     y = output._data
+    if is_half(y):
+        return in_float32(TanhBackward, _tanh_backward, (grad_output, output))
     return dispatch(TanhBackward, grad_output._data * (1 - y * y), (grad_output, output))
 
 
@@ -277,6 +279,8 @@ class SigmoidBackward(Overload):
 
 def _sigmoid_backward(grad_output: Tensor, output: Tensor) -> Tensor:
     y = output._data
+    if is_half(y):
+        return in_float32(SigmoidBackward, _sigmoid_backward, (grad_output, output))
     return dispatch(SigmoidBackward, grad_output._data * ((1 - y) * y), (grad_output, output))
 
 
