@@ -435,6 +435,144 @@ def _linspace(start, end, steps: builtins.int, np_dtype: np.dtype) -> np.ndarray
     return np.concatenate([up, down]).astype(work).astype(np_dtype)
 
 
+def logspace(start, end, steps: builtins.int, base: builtins.float = 10.0, *, dtype=None,
+             layout=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
+    """``steps`` values ``base ** e``, the exponents ``e`` evenly spaced from ``start`` to
+    ``end`` inclusive."""
+    check_layout(layout, "logspace")
+    _options("logspace", device, requires_grad)
+    if isinstance(steps, Tensor) and steps._data.size == 1:
+        steps = steps.item()
+    bad = [v for v in (start, end, base) if not isinstance(v, (numbers.Number, np.generic, Tensor))]
+    if bad or not isinstance(steps, (builtins.int, np.integer)) or isinstance(steps, builtins.bool):
+        got = ", ".join(type(v).__name__ for v in (start, end, steps, base))
+        raise TypeError(f"logspace() received an invalid combination of arguments - got ({got})")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    _scalar_bounds("logspace", start, end)
+    start = _range_arg(start, "logspace", "start", 1)
+    end = _range_arg(end, "logspace", "end", 2)
+    base = _range_arg(base, "logspace", "base", 4)
+    dtype = _resolve_dtype(dtype, "logspace") or _dtype.get_default_dtype()
+    return _finish(_logspace(start, end, builtins.int(steps), builtins.float(base), dtype._np),
+                   requires_grad)
+
+
+def _logspace(start, end, steps: builtins.int, base: builtins.float,
+              np_dtype: np.dtype) -> np.ndarray:
+    """torch's logspace kernel: the bounds in the result's dtype (an integer dtype truncates
+    them), their difference in that dtype, the step between exponents in float64, the first
+    half counting up from ``start`` and the second half down from ``end``, each power in
+    float64 by the C library's pow, then converted."""
+    if steps == 0:
+        return np.empty(0, np_dtype)
+    with np.errstate(all="ignore"):
+        if steps == 1:
+            return _libm_pow(base, np.full(1, start, np.float64)).astype(np_dtype)
+        if np_dtype.kind in "iub":
+            lo, hi = (np.array(v).astype(np_dtype).astype(np.int64) for v in (start, end))
+        else:
+            lo, hi = (np.array(v, np.float64).astype(np_dtype) for v in (start, end))
+        # (the bounds' difference is rounded to the dtype, as the kernel subtracts them there)
+        step = np.float64(hi - lo) / np.float64(steps - 1)
+        lo, hi = np.float64(lo), np.float64(hi)
+        i = np.arange(steps, dtype=np.float64)
+        half = steps // 2
+        exps = np.concatenate([lo + step * i[:half], hi - step * (steps - 1 - i[half:])])
+        out = _libm_pow(builtins.float(base), exps)
+        if np_dtype == np.uint8:
+            # (through int32, as C converts: a value beyond it wraps, one beyond int32 is 0)
+            out = out.astype(np.int32)
+        elif np_dtype.kind == "f" and np_dtype.itemsize < 4 or np_dtype.kind == "V":
+            out = out.astype(np.float32)  # (half and bfloat16 are made from a float)
+        return out.astype(np_dtype)
+
+
+def _libm_pow(base: builtins.float, exps: np.ndarray) -> np.ndarray:
+    """``base ** exps`` by the C library's pow, as torch's scalar kernel computes it (NumPy's
+    vectorized power can differ in the last bit)."""
+    out = []
+    for e in exps.tolist():
+        try:
+            out.append(math.pow(base, e))
+        except (OverflowError, ValueError):  # (C's pow gives inf or nan)
+            out.append(builtins.float(np.power(np.float64(base), e)))
+    return np.array(out, np.float64)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
+                  requires_grad: builtins.bool = False, pin_memory: builtins.bool = False
+                  ) -> Tensor:
+    """An uninitialized tensor (zeros here) of ``size`` laid out with ``stride`` (in
+    elements) over a storage just large enough."""
+    check_layout(layout, "empty_strided")
+    _options("empty_strided", device, requires_grad)
+    return _finish(strided_array(size, stride, _np_dtype(dtype, "empty_strided"),
+                                 "empty_strided"), requires_grad)
+
+
+def strided_array(size, stride, np_dtype: np.dtype, fn: str) -> np.ndarray:
+    """Zeros of ``size`` with ``stride`` (in elements), over their own storage."""
+    for name, pos, v in (("size", 1, size), ("stride", 2, stride)):
+        if not isinstance(v, (Sequence, np.ndarray)) or isinstance(v, str):
+            raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be tuple of ints, "
+                            f"not {type(v).__name__}")
+    shape = _size((size,), fn)
+    for i, st in enumerate(stride):
+        if not isinstance(st, (builtins.int, np.integer)) or isinstance(st, builtins.bool):
+            raise TypeError(f"{fn}(): argument 'stride' (position 2) must be tuple of ints, but "
+                            f"found element of type {type(st).__name__} at pos {i}")
+    strides = tuple(builtins.int(st) for st in stride)
+    if len(shape) != len(strides):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality of "
+                           f"strides ({len(strides)})")
+    if any(st < 0 for st in strides):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and "
+                           f"strides={list(strides)}")
+    extent = 0 if 0 in shape else 1 + sum((n - 1) * st for n, st in zip(shape, strides))
+    storage = np.zeros(extent, np_dtype)
+    item = storage.itemsize
+    return np.lib.stride_tricks.as_strided(storage, shape, tuple(st * item for st in strides))
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad: builtins.bool = False, pin_memory: builtins.bool = False
+                   ) -> Tensor:
+    """An uninitialized tensor (zeros here) of ``size`` whose dims lie in memory in the order
+    ``physical_layout`` (outermost first)."""
+    check_layout(layout, "empty_permuted")
+    _options("empty_permuted", device, requires_grad)
+    shape = _size((size,), "empty_permuted")
+    order = tuple(builtins.int(d) for d in physical_layout)
+    if len(order) != len(shape):
+        raise RuntimeError("Number of dimensions in size does not match the length of the "
+                           f"physical_layout; i.e. len(size) = {len(shape)} is not equal to "
+                           f"len(physical_layout) = {len(order)}")
+    for i, d in enumerate(order):
+        if not 0 <= d < len(shape):
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and "
+                               f"{len(shape) - 1}, but got {d} at index {i}).  NB: negative dims "
+                               "not currently supported; file an issue if you want it.")
+    if len(set(order)) != len(order):
+        raise RuntimeError("Duplicate dim not allowed")
+    data = np.zeros(tuple(shape[d] for d in order), _np_dtype(dtype, "empty_permuted"))
+    return _finish(data.transpose(np.argsort(order)), requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None,
+                  requires_grad: builtins.bool = False, pin_memory: builtins.bool = False
+                  ) -> Tensor:
+    """A 0-d tensor of the number ``s`` (in the default dtype unless ``dtype`` is given)."""
+    check_layout(layout, "scalar_tensor")
+    _options("scalar_tensor", device, requires_grad)
+    if isinstance(s, Tensor) and s._data.ndim:
+        raise TypeError("scalar_tensor(): argument 's' (position 1) must be Number, not Tensor")
+    value = _range_arg(s, "scalar_tensor", "s", 1)
+    if isinstance(value, complex):
+        raise TypeError("ext has no complex dtypes")
+    return _finish(np.array(value).astype(_np_dtype(dtype, "scalar_tensor")), requires_grad)
+
+
 def eye(n: builtins.int, m: builtins.int | None = None, *, dtype=None, device=None,
         requires_grad: builtins.bool = False) -> Tensor:
     """The identity matrix (``n`` x ``m``)."""

@@ -407,7 +407,7 @@ class Tensor:
     def bernoulli_(self, *args, **kwargs):
         """In-place ``bernoulli``: modifies this tensor and returns it."""
         ...
-    def bfloat16(self):
+    def bfloat16(self, memory_format=...):
         """``self.to(ext.bfloat16)``."""
         ...
     def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
@@ -452,11 +452,14 @@ class Tensor:
     def bmm(self, b: Tensor) -> Tensor:
         """The products of two batches of matrices, matrix by matrix (no broadcasting)."""
         ...
-    def bool(self):
+    def bool(self, memory_format=...):
         """``self.to(ext.bool)``."""
         ...
     def broadcast_to(self, size: Any) -> Tensor:
         """``x.expand(size)``: a view broadcast to ``size``."""
+        ...
+    def byte(self, memory_format=...):
+        """``self.to(ext.uint8)``."""
         ...
     def cauchy_(self, *args, **kwargs):
         """In-place ``cauchy``: modifies this tensor and returns it."""
@@ -466,6 +469,9 @@ class Tensor:
         ...
     def ceil_(self, *args, **kwargs):
         """In-place ``ceil``: modifies this tensor and returns it."""
+        ...
+    def char(self, memory_format=...):
+        """``self.to(ext.int8)``."""
         ...
     def cholesky(self, upper: bool = False, *, out=None):
         """The Cholesky factor (torch.cholesky, the older spelling of linalg.cholesky)."""
@@ -643,7 +649,7 @@ class Tensor:
     def dot(self, v: Tensor) -> Tensor:
         """The inner product of two vectors."""
         ...
-    def double(self):
+    def double(self, memory_format=...):
         """``self.to(ext.float64)``."""
         ...
     def dsplit(self, indices_or_sections: Any) -> tuple:
@@ -731,7 +737,7 @@ class Tensor:
     def flipud(self) -> Tensor:
         """Reverse the order along dim 0."""
         ...
-    def float(self):
+    def float(self, memory_format=...):
         """``self.to(ext.float32)``."""
         ...
     def float_power(self, exponent) -> Tensor:
@@ -811,7 +817,7 @@ class Tensor:
     def gt_(self, *args, **kwargs):
         """In-place ``gt``: modifies this tensor and returns it."""
         ...
-    def half(self):
+    def half(self, memory_format=...):
         """``self.to(ext.float16)``."""
         ...
     def heaviside(self, values: Tensor) -> Tensor:
@@ -889,7 +895,7 @@ class Tensor:
     def inner(self, other: Tensor, *, out=None) -> Tensor:
         """The sum of products over the last dims (a product when either is a number tensor)."""
         ...
-    def int(self):
+    def int(self, memory_format=...):
         """``self.to(ext.int32)``."""
         ...
     def inverse(self, *, out=None) -> Tensor:
@@ -1060,7 +1066,7 @@ class Tensor:
     def logsumexp(self, dim, keepdim: bool = False) -> Tensor:
         """log(sum(exp(x))) over ``dim`` (an int or a tuple of ints), without overflow."""
         ...
-    def long(self):
+    def long(self, memory_format=...):
         """``self.to(ext.int64)``."""
         ...
     def lt(self, b) -> Tensor:
@@ -1213,6 +1219,9 @@ class Tensor:
     def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
         """An uninitialised tensor (zeros here) of ``size`` with this tensor's dtype."""
         ...
+    def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+        """``ext.empty_strided(size, stride)`` with this tensor's dtype (unless ``dtype`` is"""
+        ...
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
         """``fill_value`` everywhere, with this tensor's dtype (unless ``dtype`` is given)."""
         ...
@@ -1355,6 +1364,12 @@ class Tensor:
     def reshape_as(self, other: Tensor) -> Tensor:
         """``x.reshape(other.shape)``."""
         ...
+    def resize_(self, *size, memory_format=None) -> Tensor:
+        """Give ``x`` the shape ``size`` in place, its elements read from its storage in order"""
+        ...
+    def resize_as_(self, the_template: Tensor, *, memory_format=None) -> Tensor:
+        """``x.resize_(the_template.shape)``."""
+        ...
     def resolve_conj(self) -> Tensor:
         """The tensor with its conjugate bit resolved: a real tensor itself."""
         ...
@@ -1419,6 +1434,9 @@ class Tensor:
     @property
     def shape(self) -> Any:
         """The size of each dimension, as an ``ext.Size``."""
+        ...
+    def short(self, memory_format=...):
+        """``self.to(ext.int16)``."""
         ...
     def sigmoid(self) -> Tensor:
         """σ(x) = 1 / (1 + e^-x): d/dx = σ(x)(1 - σ(x)), torch's sigmoid_backward of the result."""
@@ -1489,6 +1507,9 @@ class Tensor:
     def squeeze(self, dim: int | None = None, *, _op: Any = ...) -> Tensor:
         """A view without dims of size 1 (only ``dim``, if given)."""
         ...
+    def squeeze_(self, dim: int | tuple | list | None = None) -> Tensor:
+        """Remove the dims of size 1 of ``x`` itself (only ``dim``, if given)."""
+        ...
     def std(self, dim=None, unbiased=..., keepdim: bool = False, *, correction=None) -> Tensor:
         """The standard deviation (Bessel-corrected unless told otherwise)."""
         ...
@@ -1516,6 +1537,9 @@ class Tensor:
     def t(self) -> Tensor:
         """Transpose a tensor of at most 2 dims."""
         ...
+    def t_(self) -> Tensor:
+        """Transpose ``x`` itself (at most 2 dims)."""
+        ...
     def take(self, index: Tensor) -> Tensor:
         """x's elements at the flat positions ``index``, in index's shape."""
         ...
@@ -1541,7 +1565,7 @@ class Tensor:
         """``tile(self, dims)``."""
         ...
     def to(self, *args, **kwargs) -> Tensor:
-        """``x`` converted to a dtype (``x`` itself when nothing changes)."""
+        """``x`` converted to a dtype or layout (``x`` itself when nothing changes, unless"""
         ...
     def tolist(self):
         """The values as (nested) Python lists, or a number for a 0-d tensor."""
@@ -1554,6 +1578,9 @@ class Tensor:
         ...
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         """Swap dims ``dim0`` and ``dim1`` (a view)."""
+        ...
+    def transpose_(self, dim0: int, dim1: int) -> Tensor:
+        """Swap dims ``dim0`` and ``dim1`` of ``x`` itself."""
         ...
     def triangular_solve(self, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False, *, out=None):
         """(X, a copy of A) with op(A) X = input, A read as triangular (op: Aᵀ for transpose)."""
@@ -1614,6 +1641,9 @@ class Tensor:
         ...
     def unsqueeze(self, dim: int) -> Tensor:
         """A view with a new dim of size 1 at ``dim``."""
+        ...
+    def unsqueeze_(self, dim: int) -> Tensor:
+        """Insert a dim of size 1 at ``dim`` into ``x`` itself."""
         ...
     def var(self, dim=None, unbiased=..., keepdim: bool = False, *, correction=None) -> Tensor:
         """The variance (Bessel-corrected unless ``correction``/``unbiased`` say otherwise)."""

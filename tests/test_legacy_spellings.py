@@ -437,6 +437,19 @@ def test_tensors_report_the_plain_cpu_device(T):
         assert T.zeros(1).device == T.device("cpu")
 
 
+@pytest.mark.ext_only
+def test_tensors_and_modules_refuse_a_device_ext_lacks():
+    import ext
+
+    for where in (ext.device("meta"), "meta"):
+        with pytest.raises(RuntimeError, match="ext tensors live on the CPU only"):
+            ext.ones(2).to(where)
+        with pytest.raises(RuntimeError, match="ext tensors live on the CPU only"):
+            ext.nn.Linear(2, 2).to(where)
+    with pytest.raises(AssertionError, match="ext not compiled with CUDA enabled"):
+        ext.ones(2).to(ext.device("cuda", 0))
+
+
 def test_device_errors_are_torchs(T):
     with pytest.raises(RuntimeError, match="^Expected one of cpu, cuda, .* device type at start "
                                            "of device string: foo$"):

@@ -202,9 +202,8 @@ def test_results_as_torch(T):
 
 # The OpInfos of this family, each checked on every sample of torch's op database. Those whose
 # results differ from torch's: eigenvectors and singular vectors whose signs LAPACK leaves
-# free (torch's LAPACK and NumPy's choose differently), float32 second-order gradients a few
-# units in the fifth digit off, and a harness fault (its forward-mode check hands a freed
-# tensor's twin to ext when two tensor inputs are not dual; see the report).
+# free (torch's LAPACK and NumPy's choose differently), and float32 second-order gradients a
+# few units in the fifth digit off.
 _OURS = {
     "linalg.cholesky", "linalg.cholesky_ex", "cholesky", "linalg.qr", "qr", "linalg.eigh",
     "linalg.eigvalsh", "linalg.svd", "svd", "linalg.svdvals", "linalg.pinv", "pinverse",
@@ -223,8 +222,6 @@ _KNOWN = {
     "linalg.lstsq": "float32 second-order gradient rounding",
     "linalg.lstsq.grad_oriented": "float32 second-order gradient rounding",
     "linalg.householder_product": "float32 second-order gradient rounding",
-    "linalg.lu_solve": "the harness's forward-mode check passes ext the wrong tensor",
-    "lu_solve": "the harness's forward-mode check passes ext the wrong tensor",
 }
 _OPS = [op for op in considered() if op.name in _OURS]
 

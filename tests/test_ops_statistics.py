@@ -288,6 +288,18 @@ def test_unique_keeps_each_nan_apart(T):
     assert (out.tolist(), inv.tolist(), cnt.tolist()) == ([1, 2, 1], [0, 0, 1, 1, 2], [2, 2, 1])
 
 
+def test_out_tensors_are_written_and_checked(T):
+    x = T.tensor([3.0, 1.0, 2.0])
+    values, indices = T.empty(0), T.empty(0, dtype=T.int64)
+    out = T.kthvalue(x, 2, out=(values, indices))
+    assert out.values is values and out.indices is indices
+    assert (values.tolist(), indices.tolist()) == (2.0, 2)
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        T.kthvalue(x, 2, out=(x, indices))
+    with pytest.raises(RuntimeError, match="dtype"):
+        T.aminmax(x, out=(T.empty(0, dtype=T.float64), T.empty(0, dtype=T.float64)))
+
+
 # --------------------------------------------------------------------------------------------
 # Errors
 # --------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from ._keywords import free
 from ._lazy import family_of, load, load_all
 from .builtin import (  # (importing a family declares its ops; _lazy.FAMILIES load later)
     activation,
+    conversion,
     creation,
     indexing,
     inplace,

@@ -463,9 +463,9 @@ def in_float32(ov: type, function, args: tuple) -> Tensor:
 
 
 def is_half(d: np.ndarray) -> bool:
-    """Whether ``d`` holds float16 or bfloat16 (NumPy kind "V"), the types torch computes in
-    float32."""
-    return d.dtype.itemsize == 2 and d.dtype.kind in "fV"
+    """Whether ``d`` holds float16 or bfloat16 (NumPy's type codes "e" and "E"), the types
+    torch computes in float32."""
+    return d.dtype.char in "eE"
 
 
 def _needs_grad(ov: type, args: tuple) -> bool:
@@ -654,8 +654,8 @@ def _elementwise(name: str, ov: type, kernel: Callable, dtype: str | None) -> Ca
         if x._vc and x._vc[0]:
             read_history(x)
         d = x._data
-        if to_float and (d.dtype.kind != "f" or d.dtype.itemsize == 2):
-            if d.dtype.itemsize == 2 and d.dtype.kind in "fV":
+        if to_float and d.dtype.char not in "fd":  # (not float32 or float64)
+            if is_half(d):
                 # float16 and bfloat16: torch's kernels compute in float32 and round the result
                 # once; a float64 kernel rounded to float32 gives the nearly exact float32
                 # values of torch's vectorized kernels (NumPy's float32 ones are rougher)

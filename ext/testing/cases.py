@@ -22,6 +22,7 @@ from .. import functions as P
 from ..functions import _op
 from ..functions.builtin import (
     activation,
+    index_ops,
     indexing,
     inplace,
     linalg,
@@ -34,6 +35,7 @@ from ..functions.builtin import (
 from ..functions.builtin._builtin import namespace_of
 from ..functions.builtin.nn_ops import activation as nn_activation
 from ..functions.builtin.nn_ops import normalization, sparse
+from ..functions.builtin.nn_ops.dropout import NativeDropoutBackward
 from ..functions.builtin.pointwise import (
     arithmetic,
     binary,
@@ -182,6 +184,16 @@ BUILTINS: list[tuple[type, tuple]] = [
     (shape.SqueezeDim, (_X[:1], 0)),
     (shape.SqueezeDims, (_X[:1], (0, 1))),
     (shape.SqueezeMatmul, (_X[:, :1], -1)),
+    (shape.TInplace, (_X,)),
+    (shape.TransposeInplace, (_X, 0, -1)),
+    (shape.UnsqueezeInplace, (_X, 1)),
+    (shape.SqueezeAllInplace, (_X[:1],)),
+    (shape.SqueezeDimsInplace, (_X[:1], (0, 1))),
+    (NativeDropoutBackward, (_X, _MASK, 2.0)),
+    (normalization.NativeBatchNorm, (_X, _X[0], _X[1], None, None, True, 0.1, 1e-5)),
+    (normalization.NativeBatchNorm, (_X, _X[0], None, torch.tensor(_X[1]), torch.tensor(_X[2]),
+                                     False, 0.1, 1e-5)),
+    (normalization.NativeGroupNorm, (_X, _X[0], _X[1], 3, 4, 1, 2, 1e-5)),
     (shape.Expand, (_X[:1], (2, 3, 4))),
     (shape.Clone, (_X,)),
     (shape.ToCopy, (_X, torch.float32)),
@@ -342,6 +354,28 @@ BUILTINS += [
 
 # matrix decompositions (linalg_decomp.py): well-conditioned inputs, a symmetric positive-definite
 # one for cholesky, LU factors and pivots computed by torch (the pivots a constant argument)
+# the index ops (ext/functions/builtin/index_ops.py) and div's rounding modes
+_PICK = np.array([2, 0])
+_GRID = np.array([[0, 1, 2, 0], [2, 0, 1, 1]])
+BUILTINS += [
+    (index_ops.IndexCopy, (_X, 0, _PICK, _Y[:2])),
+    (index_ops.IndexFill, (_X, 1, np.array([0, 3, 3]), 2.0)),
+    (index_ops.IndexFillTensor, (_X, 1, np.array([0, 3, 3]), np.array(2.0))),
+    (index_ops.Take, (_X, np.array([0, 5, 5, 11]))),
+    (index_ops.Put, (_X, np.array([1, 7]), _S[0, :2], False)),
+    (index_ops.Put, (_X, np.array([1, 1]), _S[0, :2], True)),
+    (index_ops.MaskedSelect, (_X, _MASK)),
+    (index_ops.MaskedScatter, (_X, _MASK, _S)),
+    (index_ops.Fill, (_X, 2.0)),
+    (index_ops.FillTensor, (_X, np.array(2.0))),
+    *[(index_ops.ScatterReduce, (_X, 0, _GRID, _S[:2], reduce, keep))
+      for reduce in ("sum", "prod", "mean", "amax", "amin") for keep in (True, False)],
+    *[(index_ops.IndexReduce, (_X, 0, _PICK, _S[:2], reduce, keep))
+      for reduce in ("prod", "mean", "amax", "amin") for keep in (True, False)],
+    (division.DivRounding, (_X, _B, "floor")),
+    (division.DivRounding, (_X, _B, None)),
+]
+
 from ..functions.builtin import linalg_decomp as _decomp  # noqa: E402
 
 _M4 = _rng.uniform(-1.0, 1.0, (4, 4)) + 3 * np.eye(4)
@@ -354,8 +388,10 @@ BUILTINS += [
     (_decomp.Cholesky, (_PD4, False)),
     (_decomp.LinalgQr, (_X.T.copy(), "reduced")),
     (_decomp.LinalgQr, (_X, "reduced")),
-    (_decomp.LinalgEigh, (_PD4, "L")),
-    (_decomp.LinalgSvd, (_X.T.copy(), False, None)),
+    # (distinct, well separated eigenvalues: NumPy's LAPACK and torch's pick the same signs)
+    (_decomp.LinalgEigh, (np.diag([1.0, 2.0, 3.0, 4.0]) + 0.1, "L")),
+    # (an input whose singular vectors NumPy's LAPACK and torch's give the same signs)
+    (_decomp.LinalgSvd, (_X, False, None)),
     (_decomp.LinalgPinv, (_X, None, None, False)),
     (_decomp.LinalgLstsq, (_M4, _X.T.copy(), None, None)),
     (_decomp.LinalgLuFactorEx, (_M4, True, False)),
@@ -364,6 +400,80 @@ BUILTINS += [
     (_decomp.LinalgLuSolve, (_LU4, _PIV4, _X.T.copy(), True, False)),
     (_decomp.LinalgHouseholderProduct, (_X.T.copy(), _X[0, :3] / 2)),
     (_decomp.Ormqr, (_M4, _X[0] / 2, _X.T.copy(), True, False)),
+]
+
+# linear solves, determinants, matrix products, norms and distances (linalg_solve.py), and the
+# special functions torch differentiates in one argument only (the other a constant argument:
+# torch's backward for it raises "not implemented")
+from ..functions.builtin import linalg_solve as _solve  # noqa: E402
+
+_lg = np.random.default_rng(21)  # (its own generator: the cases above keep their values)
+_L4 = np.linalg.cholesky(_PD4)  # (lower triangular, positive diagonal: a Cholesky factor)
+_TRI = np.tril(_lg.uniform(-0.5, 0.5, (4, 4)), -1) + np.diag([2.0, 2.5, 3.0, 3.5])
+# (rank 2, two rows repeated: LU meets an exact zero pivot on both engines, and the gradient,
+# the cofactor matrix, is zero; at rank 3 torch's backward gives zeros outside a graph and the
+# cofactors inside one, and the backward here is run with grad mode on)
+_SINGULAR = _M4[[0, 1, 0, 1]].copy()
+_V4 = _lg.uniform(-1.0, 1.0, 4)
+_BATCH1, _BATCH2 = _lg.uniform(-1.0, 1.0, (2, 3, 2)), _lg.uniform(-1.0, 1.0, (2, 2, 4))
+_ROWS5 = _lg.uniform(-1.0, 1.0, (5, 4))
+_C3 = _lg.uniform(-1.0, 1.0, (4, 3))
+_GAMMA_A = torch.tensor(_X + 0.5)  # (igamma's a: torch has no derivative in it)
+_ZETA_X = torch.tensor(_X + 1.5)  # (zeta's x > 1: torch has no derivative in it)
+_IGAMMA, _IGAMMAC = (next(o for o in _op.registry() if o.name == name).overloads[0]
+                     for name in ("igamma", "igammac"))
+BUILTINS += [
+    (_solve.Addbmm, (_X, _BATCH1, _BATCH2, 1, 1)),
+    (_solve.Addbmm, (_X[0], _BATCH1, _BATCH2, 0.5, -2.0)),
+    (_solve.Addmv, (_X[:, 0], _X, _V4, 1, 1)),
+    (_solve.Addmv, (_X[:1, 0], _X, _V4, 0.5, 2.0)),
+    (_solve.Addr, (_X, _X[:, 1], _V4, 1, 1)),
+    (_solve.Addr, (_B, _X[:, 1], _V4, -0.5, 1.5)),
+    (_solve.Baddbmm, (np.stack([_S, _X]), _BATCH1, _BATCH2, 1, 1)),
+    (_solve.Baddbmm, (_X, _BATCH1, _BATCH2, 0.5, 2.0)),
+    *[(_solve.Cdist, (_X, _ROWS5, p, None)) for p in (2.0, 1.0, 3.0, 0.5, math.inf, 0.0)],
+    (_solve.EuclideanDist, (_X, _ROWS5)),
+    *[(_solve.Dist, (_X, _S, p)) for p in (2.0, 1.0, 3.0, math.inf)],
+    (_solve.Dist, (_X, _B, 2.0)),
+    (_solve.CholeskyInverse, (_L4, False)),
+    (_solve.CholeskyInverse, (_L4.T.copy(), True)),
+    (_solve.CholeskySolve, (_X.T.copy(), _L4, False)),
+    (_solve.CholeskySolve, (_X.T.copy(), _L4.T.copy(), True)),
+    (_solve.LinalgCross, (_C3, _lg.uniform(-1.0, 1.0, (4, 3)), -1)),
+    (_solve.LinalgCross, (_C3.T.copy(), _lg.uniform(-1.0, 1.0, (3, 1)), 0)),
+    (_solve.LinalgDet, (_M4,)),
+    (_solve.LinalgDet, (_SINGULAR,)),
+    (_solve.LinalgInvEx, (_M4, False)),
+    (_solve.LinalgMatrixExp, (_M4 / 4,)),
+    (_solve.LinalgSolveEx, (_M4, _X.T.copy(), True, False)),
+    (_solve.LinalgSolveEx, (_M4, _X, False, False)),
+    (_solve.LinalgSolveEx, (_M4, _V4, True, False)),
+    # (A, B, upper, left, unitriangular)
+    (_solve.LinalgSolveTriangular, (_TRI, _X.T.copy(), False, True, False)),
+    (_solve.LinalgSolveTriangular, (_TRI.T.copy(), _X.T.copy(), True, True, False)),
+    (_solve.LinalgSolveTriangular, (_TRI, _X, False, False, False)),
+    (_solve.LinalgSolveTriangular, (_TRI.T.copy(), _X, True, False, True)),
+    # (B, A, upper, transpose, unitriangular)
+    (_solve.TriangularSolve, (_X.T.copy(), _TRI.T.copy(), True, False, False)),
+    (_solve.TriangularSolve, (_X.T.copy(), _TRI, False, True, False)),
+    (_solve.TriangularSolve, (_X.T.copy(), _TRI, False, False, True)),
+    # (input, ord, dim, keepdim)
+    (_solve.LinalgVectorNorm, (_S, 2.0, None, False)),
+    (_solve.LinalgVectorNorm, (_S, 1.0, [1], True)),
+    (_solve.LinalgVectorNorm, (_S, 3.0, [1], False)),
+    (_solve.LinalgVectorNorm, (_S, 0.5, None, False)),
+    (_solve.LinalgVectorNorm, (_S, math.inf, [0], False)),
+    (_solve.LinalgVectorNorm, (_S, -math.inf, [1], True)),
+    # (input, p, dim, maxnorm: some slices above it, some below)
+    (_solve.Renorm, (_S, 2.0, 0, 2.5)),
+    (_solve.Renorm, (_S, 1.0, 1, 3.0)),
+    (_solve.Trace, (_X,)),
+    (_solve.Trace, (_M4,)),
+    (_solve.Vdot, (_V4, _X[0])),
+    (_IGAMMA, (_GAMMA_A, _X * 2.0)),
+    (_IGAMMAC, (_GAMMA_A, _X * 2.0)),
+    (special.Zeta, (_ZETA_X, _X)),
+    (special.ZetaNumberSelf, (2.5, _X)),
 ]
 
 
@@ -808,7 +918,13 @@ _NO_COMPILE = {"compile": "the backward branches on values (whether x has a zero
                           "C++ prod_backward does: torch.compile cannot trace a data-dependent "
                           "branch"}
 BUILTIN_SKIPS = {"IndexBackward0": _NO_FUNC, "IndexPutImplBackward0": _NO_FUNC,
-                 "ProdBackward0": _NO_COMPILE, "ProdBackward1": _NO_COMPILE}
+                 "ProdBackward0": _NO_COMPILE, "ProdBackward1": _NO_COMPILE,
+                 "CdistBackward0": {"torch_func": "torch's own jacrev of cdist is wrong: its "
+                                    "batched _cdist_backward differs from autograd.grad taken "
+                                    "row by row, which the bridge agrees with"},
+                 "EuclideanDistBackward0": {"autocast": "torch's own backward fails under CPU "
+                                            "bf16 autocast: its bf16 result meets the float32 "
+                                            "inputs in a matmul"}}
 
 
 def _builtin(i: int, ov: type, args: tuple, op: str) -> Case:

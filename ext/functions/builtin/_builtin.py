@@ -222,7 +222,7 @@ def binary_operands(a: Tensor, b) -> tuple:
     if tb is builtins.float:
         # A Python float keeps a floating tensor's dtype (NumPy treats it as weak, like torch);
         # the two-byte floats take it as a HalfNumber, below.
-        if ad.dtype.kind == "f" and ad.dtype.itemsize > 2:
+        if ad.dtype.char in "fd":  # (float32 or float64)
             return ad, b
     elif tb is Tensor:
         bd = b._data

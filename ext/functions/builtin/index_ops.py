@@ -643,6 +643,10 @@ class ScatterReduce(Overload):
     jvp_zeros = True
 
     @staticmethod
+    def forward(x, dim, index, src, reduce, include_self=True):
+        return x.scatter_reduce(dim, index, src, reduce, include_self=include_self)
+
+    @staticmethod
     def backward(ctx, grad):
         return _reduce_backward(ctx, grad, _SCATTER, "scatter_reduce")
 
@@ -652,9 +656,8 @@ class ScatterReduce(Overload):
         dim, reduce, keep = ctx.dim, ctx.reduce, ctx.include_self
         if reduce in ("sum", "mean"):  # (linear)
             return tx.scatter_reduce(dim, index, tsrc, reduce, include_self=keep)
-        if reduce == "prod":
-            raise NotImplementedError("Trying to use forward AD with scatter_reduce that does "
-                                      "not support it because it has not been implemented yet.")
+        if reduce == "prod":  # (torch's rule gives no tangent: zeros)
+            return namespace_of(result).zeros_like(result)
         x_is = x == result
         src_is = src == result.gather(dim, index)
         count = x_is.to(tx.dtype).scatter_reduce(dim, index, src_is.to(tx.dtype), "sum",
@@ -724,6 +727,10 @@ class IndexReduce(_Indexing):
     tensor_positions = (0, 3)
     saved_fields = ("self", "index", "source", "result")
     saved_attrs = ("dim", "reduce", "include_self")
+
+    @staticmethod
+    def forward(x, dim, index, source, reduce, include_self=True):
+        return x.index_reduce(dim, index, source, reduce, include_self=include_self)
 
     @staticmethod
     def backward(ctx, grad):

@@ -175,7 +175,8 @@ def _mm(a: Tensor, b: Tensor) -> Tensor:
     if ad.dtype != bd.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{_C_TYPE[ad.dtype.name]} != {_C_TYPE[bd.dtype.name]}")
-    return dispatch(Mm, _product(ad, bd), (a, b))
+    # (float16 and bfloat16 take the slower _product)
+    return dispatch(Mm, ad @ bd if ad.dtype.char not in "eE" else _product(ad, bd), (a, b))
 
 
 def _mv(a: Tensor, v: Tensor) -> Tensor:

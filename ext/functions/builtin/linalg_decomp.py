@@ -85,29 +85,23 @@ def _eye(x, n: int):
 
 
 def _tril(x, k: int = 0):
-    """The lower triangle of a batch of matrices (from diagonal ``k``), by a mask."""
-    ns = namespace_of(x)
-    n, m = x.shape[-2], x.shape[-1]
-    keep = (ns.arange(m).unsqueeze(0) - ns.arange(n).unsqueeze(1)) <= k
-    return x * keep.to(x.dtype)
+    """The lower triangle of a batch of matrices (from diagonal ``k``)."""
+    return x.tril(k)
 
 
 def _triu(x, k: int = 0):
-    """The upper triangle of a batch of matrices (from diagonal ``k``), by a mask."""
-    ns = namespace_of(x)
-    n, m = x.shape[-2], x.shape[-1]
-    keep = (ns.arange(m).unsqueeze(0) - ns.arange(n).unsqueeze(1)) >= k
-    return x * keep.to(x.dtype)
+    """The upper triangle of a batch of matrices (from diagonal ``k``)."""
+    return x.triu(k)
 
 
 def _diagonal(x):
     """The diagonals of a batch of square matrices."""
-    return (x * _eye(x, x.shape[-1])).sum(-1)
+    return x.diagonal(0, -2, -1)
 
 
 def _diag_embed(v):
     """Square matrices with ``v`` on their diagonals."""
-    return v.unsqueeze(-1) * _eye(v, v.shape[-1])
+    return namespace_of(v).diag_embed(v)
 
 
 def _solve(a, b, upper: bool, left: bool = True, unit: bool = False):
@@ -167,8 +161,7 @@ class LinalgCholeskyEx(Overload):
 
 
 class Cholesky(Overload):
-    """torch.cholesky: the factor alone (its own node, saving the result; as torch's, without a
-    forward-mode rule)."""
+    """torch.cholesky: the factor alone (its own node, saving the result)."""
 
     node_name = "CholeskyBackward0"
     args = ("self", "upper")
@@ -180,6 +173,17 @@ class Cholesky(Overload):
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
         return _cholesky_backward(grad, ctx.upper, result), None
+
+    @staticmethod
+    def jvp(ctx, dA, _):
+        (result,) = ctx.saved_tensors
+        return _cholesky_jvp(dA, result, ctx.upper)
+
+    @classmethod
+    def forward(cls, A, upper):
+        """The op on the tensors at hand, as linalg.cholesky (the same factor; torch's has a
+        forward-mode rule, its older spelling none)."""
+        return namespace_of(A).linalg.cholesky(A, upper=upper)
 
 
 
@@ -1481,8 +1485,7 @@ def _ormqr_order(k: int, left: bool, transpose: bool) -> tuple:
 
 
 class Ormqr(Overload):
-    """op(Q) C or C op(Q), Q = H_1 ⋯ H_k given by its Householder reflectors (as torch's,
-    without a forward-mode rule)."""
+    """op(Q) C or C op(Q), Q = H_1 ⋯ H_k given by its Householder reflectors."""
 
     node_name = "OrmqrBackward0"
     args = ("self", "input2", "input3", "left", "transpose")
@@ -1497,6 +1500,23 @@ class Ormqr(Overload):
         X = C.mT if flip else C
         gA, gtau, gX = _reflect_vjp(A, tau, X, order, grad.mT if flip else grad)
         return gA, gtau, (gX.mT if flip else gX), None, None
+
+    @staticmethod
+    def jvp(ctx, dA, dtau, dC, *_):
+        tau, C, _, A = ctx.saved_tensors
+        order, flip = _ormqr_order(tau.shape[-1], ctx.left, ctx.transpose)
+        X = C.mT if flip else C
+        dX = None if dC is None else (dC.mT if flip else dC)
+        dY = _reflect_jvp(A, tau, X, order, dA, dtau, dX)
+        return dY.mT if flip else dY
+
+    @classmethod
+    def forward(cls, A, tau, C, left, transpose):
+        """The op on the tensors at hand, composed of the reflections (torch's ormqr has no
+        forward-mode rule; this composition has one)."""
+        order, flip = _ormqr_order(tau.shape[-1], left, transpose)
+        Y, _ = _reflect_all(A, tau, C.mT if flip else C, order)
+        return Y.mT if flip else Y
 
 
 def _ormqr(input, input2, input3, left: bool = True, transpose: bool = False, *, out=None):
@@ -1639,10 +1659,9 @@ linalg_ldl_solve = declare("linalg_ldl_solve", function=_linalg_ldl_solve, metho
 def _approximate_basis(A, q: int, niter: int, M):
     """Orthonormal columns spanning about the range of A - M: a random projection refined by
     ``niter`` power iterations (each re-orthonormalized by QR)."""
-    import ext
-
-    dtype = A.dtype if A.dtype.is_floating_point else ext.float32
-    R = ext.randn(A.shape[-1], q, dtype=dtype)
+    T = namespace_of(A)
+    dtype = A.dtype if A.dtype.is_floating_point else T.float32
+    R = T.randn(A.shape[-1], q, dtype=dtype)
     X = A.matmul(R) if M is None else A.matmul(R) - M.matmul(R)
     Q = linalg_qr_op(X).Q
     for _ in range(niter):

@@ -174,6 +174,19 @@ def _dims_of(dim, ndim: int):
     return out
 
 
+def _keywords_after(n: int) -> classmethod:
+    """An overload's forward that passes its arguments after the first ``n`` by keyword: the
+    aten op takes them only so (``dim=``, ``left=``), and the default forward passes all of
+    them by position."""
+    def forward(cls, *args):
+        fn = namespace_of(args[0]).ops.aten
+        for name in cls._aten.split("."):
+            fn = getattr(fn, name)
+        return fn(*args[:n], **dict(zip(cls.args[n:], args[n:])))
+
+    return classmethod(forward)
+
+
 # ------------------------------------------------------------------------------------- inverse
 _InvEx = namedtuple("linalg_inv_ex", ('inverse', 'info'))
 
@@ -188,6 +201,7 @@ class LinalgInvEx(Overload):
     returns = _InvEx
     saved_fields = ("inverse",)
     tensor_positions = (0,)
+    forward = _keywords_after(1)
 
     @staticmethod
     def backward(ctx, grad, _info=None):
@@ -262,6 +276,7 @@ class LinalgSolveEx(Overload):
     saved_fields = ("A", "LU", "pivots", "result")
     saved_attrs = ("left",)
     tensor_positions = (0, 1)
+    forward = _keywords_after(2)
 
     @staticmethod
     def backward(ctx, grad, *_):
@@ -391,7 +406,11 @@ class LinalgDet(Overload):
     @staticmethod
     def jvp(ctx, tangent):
         A, _lu_, _piv, det = ctx.saved_tensors
-        inv = namespace_of(A).linalg.inv(A)
+        ns = namespace_of(A)
+        # (a singular matrix's tangent is its zero determinant times a finite solve, zero, as
+        # torch's rule with its perturbed LU factor: no inverse of it is taken)
+        singular = (det == 0).unsqueeze(-1).unsqueeze(-1)
+        inv = ns.linalg.inv(ns.where(singular, ns.eye(A.shape[-1], dtype=A.dtype), A))
         return det * (inv.mT * tangent).sum((-2, -1)), None, None
 
 
@@ -922,6 +941,7 @@ class LinalgCross(Overload):
     saved_for = {"self": "other", "other": "self"}
     unsigned_attrs = ("dim",)
     tensor_positions = (0, 1)
+    forward = _keywords_after(2)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1037,6 +1057,15 @@ def _blend(self_d, prod, beta, alpha):
     return out + (self_d if beta == 1 else self_d * beta)
 
 
+def _scaled_product() -> classmethod:
+    """An overload's forward: the op as its Tensor method, with beta and alpha by keyword
+    (torch's methods take them only so; the default forward passes them by position)."""
+    def forward(cls, input, first, second, beta=1, alpha=1):  # noqa: A002
+        return getattr(input, cls._method)(first, second, beta=beta, alpha=alpha)
+
+    return classmethod(forward)
+
+
 def _add_product_check(name: str, *arrays) -> None:
     dt = arrays[0].dtype
     for a in arrays[1:]:
@@ -1055,6 +1084,7 @@ class Addmv(Overload):
     saved_for = {"mat": "vec", "vec": "mat"}
     tensor_positions = (0, 1, 2)
     jvp_zeros = True
+    forward = _scaled_product()
 
     @staticmethod
     def backward(ctx, grad):
@@ -1098,6 +1128,7 @@ class Addr(Overload):
     saved_for = {"vec1": "vec2", "vec2": "vec1"}
     tensor_positions = (0, 1, 2)
     jvp_zeros = True
+    forward = _scaled_product()
 
     @staticmethod
     def backward(ctx, grad):
@@ -1150,6 +1181,8 @@ class Addbmm(Overload):
     saved_for = {"batch1": "batch2", "batch2": "batch1"}
     tensor_positions = (0, 1, 2)
     jvp_zeros = True
+    autocast = "lower_precision_fp"  # (torch casts its inputs under CPU autocast)
+    forward = _scaled_product()
 
     @staticmethod
     def backward(ctx, grad):
@@ -1222,6 +1255,8 @@ class Baddbmm(Overload):
     saved_for = {"batch1": "batch2", "batch2": "batch1"}
     tensor_positions = (0, 1, 2)
     jvp_zeros = True
+    autocast = "lower_precision_fp"  # (torch casts its inputs under CPU autocast)
+    forward = _scaled_product()
 
     @staticmethod
     def backward(ctx, grad):
@@ -1696,6 +1731,7 @@ class LinalgSolveTriangular(Overload):
     saved_fields = ("self", "result")
     saved_attrs = ("left", "unitriangular", "upper")
     tensor_positions = (0, 1)
+    forward = _keywords_after(2)
 
     @staticmethod
     def backward(ctx, grad):
@@ -2205,10 +2241,10 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str | None = Non
     mode = _MODES[compute_mode]
     if a.size and b.size and p == 2 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25))):
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        count = int(np.prod(batch, dtype=np.int64))
-        e1 = x1.expand(*batch, r1, a.shape[-1]).reshape(count, r1, a.shape[-1])
-        e2 = x2.expand(*batch, r2, b.shape[-1]).reshape(count, r2, b.shape[-1])
-        return _euclidean_dist(e1, e2).view(*batch, r1, r2)
+        if int(np.prod(batch, dtype=np.int64)) != 1:
+            x1 = x1.expand(*batch, r1, a.shape[-1])
+            x2 = x2.expand(*batch, r2, b.shape[-1])
+        return _euclidean_dist(x1, x2).view(*batch, r1, r2)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     out = _pairwise_np(np.broadcast_to(a, batch + a.shape[-2:]),
                        np.broadcast_to(b, batch + b.shape[-2:]), float(p))

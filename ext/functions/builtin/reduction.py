@@ -130,7 +130,7 @@ def _sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if type(x) is not Tensor:
         raise not_a_tensor(x, "sum")
     d = x._data
-    if dtype is _dtype.bfloat16 or dtype is None and is_half(d):
+    if d.dtype.char in "eE" and dtype is None or dtype is _dtype.bfloat16:  # (is_half)
         return _half_sum(x, dim, keepdim)
     if dim is None:
         return dispatch(SumAll, np.add.reduce(d, axis=None, dtype=_sum_dtype(d, dtype)), (x,))
@@ -1050,8 +1050,12 @@ class SortStable(Sort):
         return x.sort(dim=dim, descending=descending, stable=True)
 
 
-def _sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False):
-    """(values, indices) of ``x`` sorted along ``dim``; equal values keep their order."""
+_NOT_GIVEN = object()  # (sort's ``stable`` left out: torch's sort overload, not sort.stable)
+
+
+def _sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable=_NOT_GIVEN):
+    """(values, indices) of ``x`` sorted along ``dim``; equal values keep their order (torch
+    records its ``sort.stable`` overload whenever ``stable`` is given, even False)."""
     d = x._data
     pos = _wrap_dim(dim, d.ndim)
     if d.ndim == 0:
@@ -1067,7 +1071,8 @@ def _sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = 
         else:
             idx = np.lexsort((-d, ~np.isnan(d)), axis=pos)
         values, indices = np.take_along_axis(d, idx, axis=pos), idx.astype(np.int64)
-    return dispatch(SortStable if stable else Sort, (values, indices), (x, dim, descending))
+    return dispatch(Sort if stable is _NOT_GIVEN else SortStable, (values, indices),
+                    (x, dim, descending))
 
 
 sort = declare("sort", Sort, SortStable, function=_sort)

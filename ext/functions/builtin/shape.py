@@ -789,24 +789,36 @@ class ToCopy(Overload):
         return grad.to(ctx.self_dtype), None
 
 
+def _to_error(args: tuple) -> TypeError:
+    got = ", ".join(type(a).__name__ for a in args)
+    return TypeError(f"to() received an invalid combination of arguments - got ({got})")
+
+
 def _parse_to(args: tuple, kwargs: dict):
+    """torch's forms: ``to(dtype, non_blocking, copy)``, ``to(device, dtype, non_blocking,
+    copy)`` and ``to(other, non_blocking, copy)``, each with keywords and ``memory_format``."""
     dtype = kwargs.pop("dtype", None)
     if dtype is not None and not isinstance(dtype, _dtype.dtype):
         raise TypeError(f"to() received an invalid combination of arguments - got (dtype="
                         f"{type(dtype).__name__})")
-    for a in args:
+    device = kwargs.pop("device", None)
+    rest = args
+    if rest:
+        a = rest[0]
         if isinstance(a, _dtype.dtype):
-            dtype = a
+            dtype, rest = a, rest[1:]
         elif isinstance(a, Tensor):
-            dtype = a.dtype
-        elif isinstance(a, str) or type(a).__name__ == "device":
-            check_device(a, "to")
-        elif a is not None:
-            raise TypeError(f"to() received an invalid combination of arguments - got "
-                            f"({type(a).__name__})")
-    check_device(kwargs.pop("device", None), "to")
+            dtype, rest = a.dtype, rest[1:]
+        elif a is None or isinstance(a, str) or type(a).__name__ == "device":
+            device, rest = a, rest[1:]
+            if rest and (rest[0] is None or isinstance(rest[0], _dtype.dtype)):
+                dtype, rest = rest[0] or dtype, rest[1:]
+    # (what is left is non_blocking and copy, in that order: bools only)
+    if len(rest) > 2 or any(type(a) is not bool for a in rest):
+        raise _to_error(args)
+    check_device(device, "to")
     kwargs.pop("non_blocking", None)
-    copy = kwargs.pop("copy", False)
+    copy = kwargs.pop("copy", rest[1] if len(rest) == 2 else False)
     fmt = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
@@ -814,21 +826,23 @@ def _parse_to(args: tuple, kwargs: dict):
 
 
 def to(x: Tensor, *args, **kwargs) -> Tensor:
-    """``x`` converted to a dtype (``x`` itself when nothing changes)."""
+    """``x`` converted to a dtype or layout (``x`` itself when nothing changes, unless
+    ``copy``)."""
     dtype, copy, fmt = _parse_to(args, kwargs)
-    if dtype is None or dtype._np == x._data.dtype:
-        out = clone(x) if copy else x
-    else:
-        out = dispatch(ToCopy, x._data.astype(dtype._np), (x, dtype))
-    # (a layout asked for and not had: laid out by a copy, as torch does)
-    if fmt is not None and fmt is not preserve_format and not in_format(out._data, fmt, "to"):
-        out = clone(out, memory_format=fmt)
-    return out
+    d = x._data
+    target = d.dtype if dtype is None else dtype._np
+    relayout = fmt is not None and fmt is not preserve_format and not in_format(d, fmt, "to")
+    if target == d.dtype and not copy and not relayout:
+        return x
+    # (one copy: laid out as asked, then converted without another copy)
+    data = copy_in_format(d, fmt, "to").astype(target, copy=False) if relayout else \
+        d.astype(target)
+    return dispatch(ToCopy, data, (x, dtype or FROM_NUMPY[d.dtype]))
 
 
 def _to_method(name: str):
-    def convert(self):
-        return to(self, getattr(_dtype, name))
+    def convert(self, memory_format=preserve_format):
+        return to(self, getattr(_dtype, name), memory_format=memory_format)
 
     convert.__name__ = name
     convert.__doc__ = f"``self.to(ext.{name})``."
@@ -838,8 +852,47 @@ def _to_method(name: str):
 to = declare("to", ToCopy, function=to, functions=(), methods={
     "to": to, "float": _to_method("float32"), "double": _to_method("float64"),
     "half": _to_method("float16"), "bfloat16": _to_method("bfloat16"),
-    "long": _to_method("int64"), "int": _to_method("int32"),
-    "bool": _to_method("bool")})
+    "long": _to_method("int64"), "int": _to_method("int32"), "short": _to_method("int16"),
+    "char": _to_method("int8"), "byte": _to_method("uint8"), "bool": _to_method("bool")})
+
+
+def resize_(x: Tensor, *size, memory_format=None) -> Tensor:
+    """Give ``x`` the shape ``size`` in place, its elements read from its storage in order
+    (elements beyond the old ones are zeros here; torch leaves them uninitialized)."""
+    shape = _shape_args(size, "resize_", "size")
+    if x._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if any(s < 0 for s in shape):
+        raise RuntimeError("numel: integer multiplication overflow")
+    d = x._data
+    shape = tuple(int(s) for s in shape)
+    if shape == d.shape and memory_format is None:
+        return x
+    n = int(np.prod(shape))
+    if d.flags.c_contiguous and n <= d.size:
+        new = d.reshape(-1)[:n].reshape(shape)  # (the same storage, as torch keeps it)
+    else:
+        new = np.zeros(n, d.dtype)
+        k = min(n, d.size)
+        new[:k] = d.ravel(order="K")[:k]
+        new = new.reshape(shape)
+    if memory_format is not None and not in_format(new, memory_format, "resize_"):
+        new = copy_in_format(new, memory_format, "resize_")
+    bump_version(x)
+    x._data = new
+    return x
+
+
+def resize_as_(x: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:
+    """``x.resize_(the_template.shape)``."""
+    if not isinstance(the_template, Tensor):
+        raise TypeError("resize_as_(): argument 'the_template' (position 1) must be Tensor, not "
+                        f"{type(the_template).__name__}")
+    return resize_(x, the_template._data.shape, memory_format=memory_format)
+
+
+resize_ = declare("resize_", function=resize_, functions=())
+resize_as_ = declare("resize_as_", function=resize_as_)
 
 
 def expand_as(x: Tensor, other: Tensor) -> Tensor:

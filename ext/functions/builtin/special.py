@@ -927,7 +927,6 @@ def _alias(name: str):
 
 _LOADED = {op.name: op.function for op in loaded()}
 for _name, _target in (("expit", "sigmoid"), ("erf", "erf"), ("exp2", "exp2"),
-                       ("expm1", "expm1"),
-                       ("log1p", "log1p"), ("logsumexp", "logsumexp"),
+                       ("expm1", "expm1"), ("log1p", "log1p"), ("logsumexp", "logsumexp"),
                        ("softmax", "softmax"), ("log_softmax", "log_softmax"), ("round", "round")):
     SPECIAL[_name] = _LOADED.get(_target) or _alias(_target)

@@ -14,6 +14,7 @@ from ... import _dtype
 from ..._args import not_a_tensor
 from ..._dtype import FROM_NUMPY
 from ..._tensor import Tensor, _wrap_dim, wrap
+from .._keywords import write_out
 from .._op import Overload, declare, dispatch
 from ._builtin import C_TYPES, namespace_of
 from .reduction import (
@@ -56,14 +57,14 @@ return_types.aminmax = _MinMax
 
 def _lines(d: np.ndarray, pos: int) -> np.ndarray:
     """``d`` with dim ``pos`` moved last and the others flattened: one row per slice."""
+    if pos == d.ndim - 1:  # (no move: np.moveaxis costs more than the rest of a small op)
+        return d.reshape(-1, d.shape[pos])
     return np.moveaxis(d, pos, -1).reshape(-1, d.shape[pos])
 
 
 def _unlines(rows: np.ndarray, shape: tuple, pos: int, keepdim: bool) -> np.ndarray:
     """One value per row of ``_lines`` back in the reduced shape."""
-    out_shape = shape[:pos] + shape[pos + 1:]
-    out = rows.reshape(out_shape)
-    return np.expand_dims(out, pos) if keepdim else out
+    return rows.reshape(shape[:pos] + ((1,) if keepdim else ()) + shape[pos + 1:])
 
 
 def _check_dim_size(d: np.ndarray, pos: int, name: str, dim: int) -> None:
@@ -120,7 +121,7 @@ def _median_rows(rows: np.ndarray, ignore_nan: bool) -> np.ndarray:
         k = np.maximum(valid - 1, 0) // 2
     else:
         k = np.where(valid < rows.shape[-1], valid, (rows.shape[-1] - 1) // 2)
-    return np.take_along_axis(order, k[:, None], -1)[:, 0]
+    return order[np.arange(len(order)), k]
 
 
 def _median_all(x: Tensor, ignore_nan: bool, name: str) -> Tensor:
@@ -145,11 +146,10 @@ def _median_dim(x: Tensor, dim: int, keepdim: bool, ignore_nan: bool, name: str)
     if d.ndim == 0:
         values, indices = d.copy(), np.zeros((), np.int64)
     else:
-        idx = _median_rows(_lines(d, pos), ignore_nan)
-        indices = _unlines(idx.astype(np.int64), d.shape, pos, True)
-        values = np.take_along_axis(d, indices, pos)
-        if not keepdim:
-            values, indices = values.squeeze(pos), indices.squeeze(pos)
+        rows = _lines(d, pos)
+        idx = _median_rows(rows, ignore_nan)
+        values = _unlines(rows[np.arange(len(rows)), idx], d.shape, pos, keepdim)
+        indices = _unlines(idx.astype(np.int64), d.shape, pos, keepdim)
     return dispatch(NanmedianDim if ignore_nan else MedianDim, (values, indices),
                     (x, dim, keepdim))
 
@@ -214,10 +214,10 @@ def _mode(x: Tensor, dim: int = -1, keepdim: bool = False):
             raise IndexError(f"mode(): Expected reduction dim {pos} to have non-zero size.")
         values, indices = np.empty(shape, d.dtype), np.empty(shape, np.int64)
     else:
-        indices = _unlines(_mode_rows(_lines(d, pos)), d.shape, pos, True)
-        values = np.take_along_axis(d, indices, pos)
-        if not keepdim:
-            values, indices = values.squeeze(pos), indices.squeeze(pos)
+        rows = _lines(d, pos)
+        found = _mode_rows(rows)
+        values = _unlines(rows[np.arange(len(rows)), found], d.shape, pos, keepdim)
+        indices = _unlines(found, d.shape, pos, keepdim)
     return dispatch(Mode, (values, indices), (x, dim, keepdim))
 
 
@@ -248,8 +248,9 @@ class Kthvalue(Overload):
 
 
 def _write_out(name: str, x: Tensor, out, result):
-    """``result`` written into the tensors of ``out`` (torch's ``out=``), after torch's checks:
-    an out tensor that overlaps the input, or of another dtype, is refused."""
+    """``result`` written into the tensors of ``out`` (torch's ``out=``, resized as there),
+    after this op's stricter checks: an out tensor that overlaps the input, or of another
+    dtype, is refused."""
     for o, r in zip(out, result):
         if np.shares_memory(o._data, x._data):
             raise RuntimeError("unsupported operation: some elements of the input tensor and "
@@ -258,12 +259,7 @@ def _write_out(name: str, x: Tensor, out, result):
         if o._data.dtype != r._data.dtype:
             raise RuntimeError(f"Expected out tensor to have dtype {C_TYPES[r._data.dtype]}, "
                                f"but got {C_TYPES[o._data.dtype]} instead")
-        if tuple(o.shape) != tuple(r.shape):
-            raise RuntimeError(f"{name}(): out= of shape {list(o.shape)} given for a result of "
-                               f"shape {list(r.shape)}")
-    for o, r in zip(out, result):
-        o.copy_(r.detach())
-    return type(result)(*out)
+    return write_out(name, out, result)
 
 
 def _kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
@@ -284,10 +280,8 @@ def _kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=No
         for r in np.flatnonzero(_has_ties(rows)):
             # among equal values, the one torch's quickselect leaves at place k - 1
             found[r] = _quick_select(list(rows[r]), k - 1)
-        indices = _unlines(found.astype(np.int64), d.shape, pos, True)
-        values = np.take_along_axis(d, indices, pos)
-        if not keepdim:
-            values, indices = values.squeeze(pos), indices.squeeze(pos)
+        values = _unlines(rows[np.arange(len(rows)), found], d.shape, pos, keepdim)
+        indices = _unlines(found.astype(np.int64), d.shape, pos, keepdim)
     return dispatch(Kthvalue, (values, indices), (x, k, dim, keepdim))
 
 
@@ -401,7 +395,9 @@ def _topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool =
             for r in np.flatnonzero(_has_ties(rows)):
                 found[r] = _topk_select(list(rows[r]), k, largest, sorted)
         lead = d.shape[:pos] + d.shape[pos + 1:]
-        indices = np.moveaxis(found.reshape(lead + (k,)), -1, pos).astype(np.int64)
+        indices = found.reshape(lead + (k,)).astype(np.int64)
+        if pos != d.ndim - 1:
+            indices = np.moveaxis(indices, -1, pos)
         values = np.take_along_axis(d, indices, pos)
     return dispatch(Topk, (values, indices), (x, k, dim, largest, sorted))
 

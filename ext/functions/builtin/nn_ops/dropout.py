@@ -8,10 +8,10 @@ import numpy as np
 from .... import _factories, _random
 from ...._dtype import FROM_NUMPY
 from ...._tensor import Tensor, wrap
-from ..._op import declare
+from ..._op import Overload, declare, dispatch
 from ._common import check_tensor
 
-__all__ = ["dropout"]
+__all__ = ["dropout", "native_dropout_backward"]
 
 
 def _dropout(x: Tensor, p: float, training: bool, inplace: bool = False) -> Tensor:
@@ -36,3 +36,33 @@ def _dropout(x: Tensor, p: float, training: bool, inplace: bool = False) -> Tens
 
 
 dropout = declare("dropout", function=_dropout, methods=(), functions=())
+
+
+class NativeDropoutBackward(Overload):
+    """grad_output * mask * scale, dropout's gradient as an op."""
+
+    node_name = "NativeDropoutBackwardBackward0"
+    args = ("grad_output", "mask", "scale")
+    saved_fields = ("grad_output", "mask")
+    saved_attrs = ("scale",)
+    tensor_positions = (0, 1)  # (torch has no forward-mode rule for it)
+
+    @staticmethod
+    def backward(ctx, grad):
+        _, mask = ctx.saved_tensors
+        return grad * (mask.to(grad.dtype) * ctx.scale), None, None
+
+
+def _native_dropout_backward(grad_output: Tensor, mask: Tensor, scale: float) -> Tensor:
+    """The gradient of dropout for ``grad_output``, given its ``mask`` and ``scale``."""
+    check_tensor(grad_output, "native_dropout_backward")
+    check_tensor(mask, "native_dropout_backward")
+    g = grad_output._data
+    # (as torch's: the mask scaled in the gradient's dtype, then the product)
+    kept = mask._data.astype(g.dtype) * np.asarray(scale, g.dtype)
+    return dispatch(NativeDropoutBackward, np.multiply(g, kept).astype(g.dtype, copy=False),
+                    (grad_output, mask, scale))
+
+
+native_dropout_backward = declare("native_dropout_backward", NativeDropoutBackward,
+                                  function=_native_dropout_backward, methods=())

@@ -1,5 +1,7 @@
 """layer_norm: torch's ``native_layer_norm`` and its node, which saves the per-row mean and
-reciprocal standard deviation (``result1``, ``result2``)."""
+reciprocal standard deviation (``result1``, ``result2``); and ``native_batch_norm``, the same
+per channel (or with the running statistics, in evaluation), and ``native_group_norm``, per
+group of channels of each sample."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from .._builtin import namespace_of
 from ..reduction import np_mean
 from ._common import check_tensor, float_kernel
 
-__all__ = ["layer_norm", "native_layer_norm", "native_layer_norm_backward"]
+__all__ = ["layer_norm", "native_layer_norm", "native_layer_norm_backward", "native_batch_norm",
+           "native_group_norm"]
 
 
 def _norm_dims(ndim: int, normalized_shape: tuple) -> tuple:
@@ -274,8 +277,14 @@ def _layer_norm_backward_kernel(g, x, mean, rstd, weight, dims, batch, needs) ->
             s = 1 / np.prod([x.shape[d] for d in dims], dtype=x.dtype)
             b = (db * mean - ds) * rstd * rstd * rstd * s
             c = -b * mean - db * rstd * s
-            gx = rstd * gs + b * x + c
+            # (in torch's order: rstd * grad first, then weight, so float32 rounds as torch's)
+            gx = (rstd * g if weight is None else rstd * g * weight._data) + b * x + c
     if needs[2]:
+        if x.dtype == np.float32:
+            # torch's kernel normalizes by one fused multiply-add, x * rstd - mean * rstd,
+            # rounded once (exact in float64 but for the last rounding)
+            xhat = (x.astype(np.float64) * rstd - (mean * rstd).astype(np.float64)).astype(
+                np.float32)
         gw = np.asarray((g * xhat).sum(axis=batch))
     if needs[3]:
         gb = np.asarray(g.sum(axis=batch))
@@ -340,8 +349,235 @@ def _layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
 
 
 native_layer_norm = declare("native_layer_norm", NativeLayerNorm, function=_native_layer_norm,
-                            methods=(), functions=())
+                            methods=())
 layer_norm = declare("layer_norm", function=_layer_norm, methods=())
 native_layer_norm_backward = declare("native_layer_norm_backward", NativeLayerNormBackward,
                                      function=_native_layer_norm_backward, methods=(),
                                      functions=())
+
+
+# ---------------------------------------------------------------------------------- batch norm
+def _channel_dims(ndim: int) -> tuple:
+    """The dims a channel's statistics are over (all but dim 1), and the shape that broadcasts
+    a per-channel vector against the input."""
+    return (0, *range(2, ndim)), (1, -1) + (1,) * (ndim - 2)
+
+
+class NativeBatchNorm(Overload):
+    """(x - mean) * invstd * weight + bias per channel (dim 1), over the batch's statistics
+    when ``training`` (returned as ``result1``, ``result2``) or the running ones.
+
+    Backward recomputes the batch statistics from the input, so that double backward
+    differentiates them too: dx = invstd * (g - mean(g) - xhat * mean(g * xhat)) with
+    g = grad * weight (in evaluation, invstd * g), dweight = sum(grad * xhat), dbias =
+    sum(grad), the sums over every dim but the channel's.
+    """
+
+    node_name = "NativeBatchNormBackward0"
+    args = ("input", "weight", "bias", "running_mean", "running_var", "training", "momentum",
+            "eps")
+    outputs = ("result0", "result1", "result2")
+    non_differentiable = ("result1", "result2")
+    saved_fields = ("input", "weight", "running_mean", "running_var", "result1", "result2")
+    saved_attrs = ("training", "eps")
+    tensor_positions = (0, 1, 2, 3, 4)
+
+    @staticmethod
+    def _normalized(ctx, x, rm, rv):
+        dims, shape = _channel_dims(x.dim())
+        if ctx.training:
+            centered = x - x.mean(dims, keepdim=True)
+            var = (centered * centered).mean(dims, keepdim=True)
+            invstd = (var + ctx.eps).rsqrt()
+        else:
+            centered = x - rm.reshape(shape)
+            invstd = (rv + ctx.eps).rsqrt().reshape(shape)
+        return centered * invstd, invstd, dims, shape
+
+    @staticmethod
+    def backward(ctx, grad, *_):
+        x, w, rm, rv, _, _ = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        xhat, invstd, dims, shape = NativeBatchNorm._normalized(ctx, x, rm, rv)
+        gx = gw = gb = None
+        if needs[0]:
+            g = grad if w is None else grad * w.reshape(shape)
+            if ctx.training:
+                g = g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True)
+            gx = g * invstd
+        if needs[1]:
+            gw = (grad * xhat).sum(dims)
+        if needs[2]:
+            gb = grad.sum(dims)
+        return gx, gw, gb, None, None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, tx, tw, tb, *_):
+        x, w, rm, rv, _, _ = ctx.saved_tensors
+        xhat, invstd, dims, shape = NativeBatchNorm._normalized(ctx, x, rm, rv)
+        if tx is None:
+            tx = x.new_zeros(x.shape)
+        if ctx.training:
+            tx = tx - tx.mean(dims, keepdim=True) - xhat * (xhat * tx).mean(dims, keepdim=True)
+        result = tx * invstd
+        if w is not None:
+            result = result * w.reshape(shape)
+        if tw is not None:
+            result = result + xhat * tw.reshape(shape)
+        if tb is not None:
+            result = result + tb.reshape(shape)
+        return result
+
+
+def _native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,  # noqa: A002
+                       running_mean: Tensor | None, running_var: Tensor | None, training: bool,
+                       momentum: float, eps: float) -> tuple:
+    """batch_norm's result, and the batch's per-channel mean and 1 / std (empty when not
+    ``training``); in training the running statistics, when given, move toward the batch's by
+    ``momentum`` (the variance unbiased)."""
+    check_tensor(input, "native_batch_norm")
+    d = input._data
+    if d.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{max(d.ndim, 1)}"
+                         f", {max(d.ndim, 1) - 1}], but got 1)")
+    float_kernel(d, "batch_norm")
+    dims, shape = _channel_dims(d.ndim)
+    if training:
+        mean = d.mean(axis=dims)
+        centered = d - mean.reshape(shape)
+        var = (centered * centered).mean(axis=dims)
+        invstd = (1 / np.sqrt(var + eps)).astype(d.dtype)
+        out = centered * invstd.reshape(shape)
+        n = d.size // d.shape[1]
+        for stat, new in ((running_mean, mean), (running_var, var * n / max(n - 1, 1))):
+            if stat is not None:
+                stat._data[...] = (1 - momentum) * stat._data + momentum * new
+        saved = (mean.astype(d.dtype), invstd)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("native_batch_norm: running_mean and running_var must be defined "
+                               "in evaluation mode")
+        inv = 1 / np.sqrt(running_var._data + eps)
+        out = (d - running_mean._data.reshape(shape)) * inv.reshape(shape)
+        saved = (np.empty(0, d.dtype), np.empty(0, d.dtype))
+    if weight is not None:
+        out = out * weight._data.reshape(shape)
+    if bias is not None:
+        out = out + bias._data.reshape(shape)
+    return dispatch(NativeBatchNorm, (out.astype(d.dtype, copy=False), *saved),
+                    (input, weight, bias, running_mean, running_var, training, momentum, eps))
+
+
+native_batch_norm = declare("native_batch_norm", NativeBatchNorm, function=_native_batch_norm,
+                            methods=())
+
+
+# ---------------------------------------------------------------------------------- group norm
+class NativeGroupNorm(Overload):
+    """(x - mean) * rstd per sample and group of channels, then weight and bias per channel;
+    the per-(sample, group) mean and rstd are ``result1``, ``result2``, differentiable too (as
+    in torch, their gradients count only along with the result's: alone, they reach nothing).
+
+    Backward recomputes the statistics from the input (so that double backward differentiates
+    them): per group of M elements, dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g =
+    grad * weight, plus gmean / M and -grstd * rstd^2 * xhat / M from the statistics' own
+    gradients; dweight = sum(grad * xhat) and dbias = sum(grad) over all dims but the channel's.
+    """
+
+    node_name = "NativeGroupNormBackward0"
+    args = ("input", "weight", "bias", "N", "C", "HxW", "group", "eps")
+    outputs = ("result0", "result1", "result2")
+    saved_fields = ("input", "weight", "result1", "result2")
+    saved_attrs = ("N", "C", "HxW", "group", "eps")
+    tensor_positions = (0, 1, 2)
+
+    @staticmethod
+    def _normalized(ctx, x):
+        grouped = x.reshape(ctx.N, ctx.group, ctx.C // ctx.group * ctx.HxW)
+        centered = grouped - grouped.mean(-1, keepdim=True)
+        rstd = ((centered * centered).mean(-1, keepdim=True) + ctx.eps).rsqrt()
+        return centered * rstd, rstd, _channel_dims(x.dim())
+
+    @staticmethod
+    def _through_groups(ctx, t, xhat, rstd):
+        # (the normalization's derivative, per group: t - mean(t) - xhat * mean(xhat * t))
+        t = t.reshape(xhat.shape)
+        return (t - t.mean(-1, keepdim=True) - xhat * (xhat * t).mean(-1, keepdim=True)) * rstd
+
+    @staticmethod
+    def backward(ctx, grad, gmean=None, grstd=None):
+        if grad is None:  # (only the statistics' gradients, which torch drops then)
+            return (None,) * 8
+        x, w = ctx.saved_tensors[:2]
+        needs = ctx.needs_input_grad
+        xhat, rstd, (dims, shape) = NativeGroupNorm._normalized(ctx, x)
+        gx = gw = gb = None
+        if needs[0]:
+            g = grad if w is None else grad * w.reshape(shape)
+            gx = NativeGroupNorm._through_groups(ctx, g, xhat, rstd)
+            m = xhat.shape[-1]
+            if gmean is not None:
+                gx = gx + gmean.unsqueeze(-1) / m
+            if grstd is not None:
+                gx = gx - grstd.unsqueeze(-1) * rstd * rstd * xhat / m
+            gx = gx.reshape(x.shape)
+        if needs[1]:
+            gw = (grad * xhat.reshape(x.shape)).sum(dims)
+        if needs[2]:
+            gb = grad.sum(dims)
+        return gx, gw, gb, None, None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, tx, tw, tb, *_):
+        x, w = ctx.saved_tensors[:2]
+        xhat, rstd, (dims, shape) = NativeGroupNorm._normalized(ctx, x)
+        if tx is None:
+            tx = x.new_zeros(x.shape)
+        result = NativeGroupNorm._through_groups(ctx, tx, xhat, rstd).reshape(x.shape)
+        if w is not None:
+            result = result * w.reshape(shape)
+        if tw is not None:
+            result = result + xhat.reshape(x.shape) * tw.reshape(shape)
+        if tb is not None:
+            result = result + tb.reshape(shape)
+        grouped = tx.reshape(xhat.shape)
+        t_mean = grouped.mean(-1)
+        t_rstd = -(rstd * rstd).squeeze(-1) * (xhat * grouped).mean(-1)
+        return result, t_mean, t_rstd
+
+
+def _native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,  # noqa: A002
+                       N: int, C: int, HxW: int, group: int, eps: float) -> tuple:  # noqa: N803
+    """group_norm's result, and the per-(sample, group) mean and 1 / std."""
+    check_tensor(input, "native_group_norm")
+    d = input._data
+    float_kernel(d, "GroupNormKernelImpl")
+    if d.size != N * C * HxW or d.ndim < 2 or d.shape[0] != N or d.shape[1] != C:
+        raise RuntimeError(f"Expected input of N * C * HxW = {N * C * HxW} elements with N = {N} "
+                           f"and C = {C}, but got input of size {list(d.shape)}")
+    if group <= 0 or C % group:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, "
+                           f"but got input of shape {list(d.shape)} and num_groups={group}")
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and p._data.shape != (C,):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape "
+                               f"{list(p._data.shape)} and input of shape {list(d.shape)}")
+    grouped = d.reshape(N, group, C // group * HxW)
+    with np.errstate(invalid="ignore", divide="ignore"):  # (an empty group: nan, as torch's)
+        mean = np_mean(grouped, (2,), True)
+        centered = grouped - mean
+        rstd = 1 / np.sqrt(np_mean(centered * centered, (2,), True) + eps)
+    out = (centered * rstd).reshape(d.shape)
+    _, shape = _channel_dims(d.ndim)
+    if weight is not None:
+        out = out * weight._data.reshape(shape)
+    if bias is not None:
+        out = out + bias._data.reshape(shape)
+    stats = (mean.reshape(N, group).astype(d.dtype), rstd.reshape(N, group).astype(d.dtype))
+    return dispatch(NativeGroupNorm, (out.astype(d.dtype, copy=False), *stats),
+                    (input, weight, bias, N, C, HxW, group, eps))
+
+
+native_group_norm = declare("native_group_norm", NativeGroupNorm, function=_native_group_norm,
+                            methods=())

@@ -12,7 +12,7 @@ from ...._tensor import Tensor
 from ..._op import ELEMENTWISE, FLOAT, Overload, declare, dispatch
 from .._builtin import namespace_of
 from ._common import apply, operands
-from .division import div_rounding
+from .division import DivRounding, div_rounding
 
 
 # ---------------------------------------------------------------------------------- add / sub
@@ -398,7 +398,7 @@ mul = declare("mul", Mul, function=_mul, methods=("mul", "multiply"),
               functions=("mul", "multiply"), operator="__mul__", reflected=("__rmul__", _mul),
               inplace="mul_", augmented="__imul__")
 mul_scalar = declare("mul.Scalar", MulScalar, function=_mul_scalar, methods=(), functions=())
-div = declare("div", Div, function=_div, methods=("div", "divide", "true_divide"),
+div = declare("div", Div, DivRounding, function=_div, methods=("div", "divide", "true_divide"),
               functions=("div", "divide", "true_divide"), operator="__truediv__",
               reflected=("__rtruediv__", rdiv), inplace=("div_", "divide_", "true_divide_"),
               augmented="__itruediv__")

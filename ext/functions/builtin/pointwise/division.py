@@ -187,6 +187,10 @@ class DivRounding(Overload):
     jvp = ELEMENTWISE
 
     @staticmethod
+    def forward(a, b, rounding_mode):
+        return a.div(b, rounding_mode=rounding_mode)
+
+    @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad[:2]
