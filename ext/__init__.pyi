@@ -1055,8 +1055,8 @@ def slogdet(A: Tensor, *, out=None):
 def softmax(x: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` converts the input first."""
     ...
-def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False):
-    """(values, indices) of ``x`` sorted along ``dim``; equal values keep their order."""
+def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable=...):
+    """(values, indices) of ``x`` sorted along ``dim``; equal values keep their order (torch"""
     ...
 def split(x: Tensor, split_size_or_sections: int | list | tuple, dim: int = 0) -> tuple:
     """Views of ``x`` cut along ``dim``: pieces of one size (the last may be shorter), or of"""

@@ -1483,8 +1483,8 @@ class Tensor:
     def softmax(self, dim: int, dtype: Any = None) -> Tensor:
         """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` converts the input first."""
         ...
-    def sort(self, dim: int = -1, descending: bool = False, *, stable: bool = False):
-        """(values, indices) of ``x`` sorted along ``dim``; equal values keep their order."""
+    def sort(self, dim: int = -1, descending: bool = False, *, stable=...):
+        """(values, indices) of ``x`` sorted along ``dim``; equal values keep their order (torch"""
         ...
     def split(self, split_size: int | list | tuple, dim: int = 0) -> tuple:
         """Views of ``self`` cut along ``dim`` into pieces of ``split_size`` or of the listed sizes."""

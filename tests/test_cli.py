@@ -25,7 +25,8 @@ def test_parity_runs_the_chosen_cases_and_writes_json(tmp_path, capsys):
     data = json.loads(path.read_text())
     names = {r["name"] for r in data["reports"]}
     # the pack's silu, and ext's own silu and silu_backward ops
-    assert {"silu", "silu_backward", "SiluBackward0-133"} <= names
+    assert {"silu", "silu_backward"} <= names
+    assert any(n.startswith("SiluBackward0-") for n in names)  # (named by its case's place)
     assert data["quick"] and not data["failed"]
     assert data["checks"]["compile"]["pass"] == 0  # (--quick)
     assert all(r["checks"]["compile"]["detail"] == "--quick" for r in data["reports"]
@@ -35,7 +36,7 @@ def test_parity_runs_the_chosen_cases_and_writes_json(tmp_path, capsys):
     assert f"{data['cases']} cases over" in out and "0 failed" in out
     # a short summary: counts, no table (that is --verbose)
     assert "checked nothing (silu_backward)" in out and "parity --verbose" in out
-    assert "fwd" not in out and "SiluBackward0-133" not in out
+    assert "fwd" not in out and "SiluBackward0-" not in out
 
 
 class _Scripted:
@@ -87,7 +88,7 @@ def test_parity_verbose_prints_the_table_with_whole_column_heads(capsys):
     heads = next(line for line in out.splitlines() if line.startswith("case"))
     assert heads.split() == ["case", "fwd", "bwd", "2nd", "gc", "ggc", "ext", "hooks", "mut",
                              "up", "ver", "saved", "comp", "func", "amp"]
-    assert "…" not in out and "SiluBackward0-133" in out
+    assert "…" not in out and "SiluBackward0-" in out
     assert max(len(line) for line in out.splitlines()) <= 120
 
 

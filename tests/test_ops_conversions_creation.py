@@ -466,26 +466,3 @@ def test_native_dropout_backward(T, rng):
 
     assert T.autograd.gradcheck(call, (g,))
     assert T.autograd.gradgradcheck(call, (g,))
-
-
-# --------------------------------------------------------------------------------------------
-# torch's op database: every sample, float64 and float32, gradients, forward AD, methods,
-# in-place variants and error inputs
-# --------------------------------------------------------------------------------------------
-OPDB_KEYS = ["erf", "addmm", "addmm.decomposed", "cumsum", "true_divide", "squeeze",
-             "squeeze.multiple", "unsqueeze", "transpose", "t", "byte", "char", "short", "int",
-             "long", "half", "bool", "float", "double", "to", "resize_", "resize_as_",
-             "empty_strided", "new_empty_strided", "empty_permuted", "scalar_tensor", "logspace",
-             "logspace.tensor_overload", "native_batch_norm", "native_group_norm",
-             "native_dropout_backward"]
-
-
-@pytest.mark.ext_only
-@pytest.mark.slow
-@pytest.mark.parametrize("name", OPDB_KEYS)
-def test_op_database(name):
-    pytest.importorskip("torch")
-    from opdb import check, considered, key
-
-    (op,) = [o for o in considered() if key(o) == name]
-    assert check(op, None) == (None, "")

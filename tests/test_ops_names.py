@@ -16,7 +16,6 @@ from helpers import POS, leaf, sample, to_np
 NEG1 = 2**64 - 1
 
 
-
 @dataclass(frozen=True)
 class Is:
     """The saved tensor is this very input object."""

@@ -11,14 +11,13 @@ two engines directly.
 from __future__ import annotations
 
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from opdb import check, considered, key  # noqa: E402
+from opdb import considered  # noqa: E402
 
 OPINFOS = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "atan2",
            "copysign", "deg2rad", "rad2deg", "exp2", "log10", "log2", "logaddexp", "logaddexp2",
@@ -30,15 +29,6 @@ OPINFOS = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "a
 
 def _opinfos():
     return [op for op in considered() if op.name in OPINFOS]
-
-
-@pytest.mark.parametrize("op", [pytest.param(op, id=key(op)) for op in _opinfos()])
-def test_opinfo_agrees_with_torch(op):
-    """Every sample of the OpInfo (float64 and float32), its method, gradients, node name and
-    error inputs agree with torch's."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert check(op, None) == (None, "")
 
 
 def test_every_opinfo_is_considered():

@@ -336,9 +336,9 @@ def _solve_kernel(a: np.ndarray, b: np.ndarray, left: bool, factor: bool) -> tup
     return np.ascontiguousarray(x), lu, piv, info
 
 
-def linalg_solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False,
-                    out=None):
-    """X with A X = B (left) or X A = B, and LAPACK's info (non-zero: A singular)."""
+def _solve_ex(A: Tensor, B: Tensor, left: bool, check_errors: bool, factor: bool) -> tuple:
+    """The four outputs of torch's aten op: X, A's LU factor and pivots, and info (the factor
+    and pivots None unless ``factor``, a node saves them, or A is singular)."""
     a = _check(A, "linalg_solve_ex", "A")
     b = _check(B, "linalg_solve_ex", "B", 2)
     _square(a, "linalg.solve")
@@ -356,15 +356,26 @@ def linalg_solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bo
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({shape} and {bshape})")
     try:
-        x, lu, piv, info = _solve_kernel(a, b, left, STATE.special or (
+        x, lu, piv, info = _solve_kernel(a, b, left, factor or STATE.special or (
             STATE.grad_enabled and (A._requires_grad or B._requires_grad)))
     except ValueError as err:
         raise RuntimeError(f"linalg.solve: {err}") from None
     if check_errors and info.any():
         raise _linalg_error("torch.linalg.solve: " + _batch_msg(
             info, "The solver failed because the input matrix is singular."))
-    outs = dispatch(LinalgSolveEx, (x, lu, piv, info), (A, B, left, check_errors))
+    return dispatch(LinalgSolveEx, (x, lu, piv, info), (A, B, left, check_errors))
+
+
+def linalg_solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False,
+                    out=None):
+    """X with A X = B (left) or X A = B, and LAPACK's info (non-zero: A singular)."""
+    outs = _solve_ex(A, B, left, check_errors, False)
     return _SolveEx(outs[0], outs[3])
+
+
+def _linalg_solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False):
+    """torch's aten op: (X, A's LU factor, its pivots, info), the factor always computed."""
+    return tuple(_solve_ex(A, B, left, check_errors, True))
 
 
 def linalg_solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
@@ -372,8 +383,10 @@ def linalg_solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor
     return linalg_solve_ex(A, B, left=left, check_errors=True)[0]
 
 
-linalg_solve_ex = declare("linalg_solve_ex", LinalgSolveEx, function=linalg_solve_ex,
-                          methods=(), functions=(), torch_op="aten::_linalg_solve_ex")
+# (the op's function is the aten one, which ext.ops.aten._linalg_solve_ex names, as torch's
+# returns four outputs; linalg.solve_ex keeps two of them)
+declare("linalg_solve_ex", LinalgSolveEx, function=_linalg_solve_ex, methods=(), functions=(),
+        torch_op="aten::_linalg_solve_ex")
 linalg_solve = declare("linalg_solve", function=linalg_solve, methods=(), functions=())
 LINALG.update(solve=linalg_solve, solve_ex=linalg_solve_ex)
 
@@ -392,16 +405,21 @@ class LinalgDet(Overload):
     def backward(ctx, grad, *_):
         A, _lu_, _piv, det = ctx.saved_tensors
         ns = namespace_of(grad)
-        singular = det == 0
-        if not bool(singular.any()):
-            return (grad * det).unsqueeze(-1).unsqueeze(-1) * ns.linalg.inv(A).mT
-        if ns.is_grad_enabled():
-            return _det_backward_singular(grad, A)
+        # (no branch on values, which torch.compile cannot trace: each matrix of the batch
+        # takes its formula through where, the others' inputs swapped for harmless ones)
+        singular = (det == 0).unsqueeze(-1).unsqueeze(-1)
+        n = A.shape[-1]
         # Without a graph to build, torch solves with a perturbed LU factor: a singular
         # matrix's gradient is its zero determinant times that solve, zeros.
-        eye = ns.eye(A.shape[-1], dtype=A.dtype)
-        safe = ns.where(singular.unsqueeze(-1).unsqueeze(-1), eye, A)
-        return (grad * det).unsqueeze(-1).unsqueeze(-1) * ns.linalg.inv(safe).mT
+        plain = ((grad * det).unsqueeze(-1).unsqueeze(-1)
+                 * ns.linalg.inv(ns.where(singular, ns.eye(n, dtype=A.dtype), A)).mT)
+        if not ns.is_grad_enabled():
+            return plain
+        # (for a graph, the cofactors through an SVD where A is singular; a nonsingular one
+        # is swapped for a diagonal with distinct values, whose SVD has a finite derivative)
+        spread = ns.diag(ns.arange(1, n + 1, dtype=A.dtype))
+        return ns.where(singular, _det_backward_singular(grad, ns.where(singular, A, spread)),
+                        plain)
 
     @staticmethod
     def jvp(ctx, tangent):

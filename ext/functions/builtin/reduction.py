@@ -724,7 +724,9 @@ def _var_dims(x: Tensor, dim) -> tuple:
     return dims, n
 
 
-_NOT_GIVEN = object()  # var's and std's ``unbiased`` left out (an explicit None is refused)
+# var's and std's ``unbiased`` left out (an explicit None is refused), and sort's ``stable``
+# (torch's sort overload, not sort.stable)
+_NOT_GIVEN = object()
 
 
 def _variance(op: type, x: Tensor, dim, unbiased, keepdim: bool, correction, name: str,
@@ -1048,9 +1050,6 @@ class SortStable(Sort):
     @staticmethod
     def forward(x, dim=-1, descending=False):
         return x.sort(dim=dim, descending=descending, stable=True)
-
-
-_NOT_GIVEN = object()  # (sort's ``stable`` left out: torch's sort overload, not sort.stable)
 
 
 def _sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable=_NOT_GIVEN):
