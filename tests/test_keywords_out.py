@@ -174,3 +174,12 @@ def test_linspace_takes_only_scalar_tensor_bounds(T):
         T.linspace(T.ones(2), 1, 3)
     with pytest.raises(RuntimeError, match="got start with 1 dimension\\(s\\) and end with 1"):
         T.linspace(T.ones(2), T.ones(2), 3)
+
+
+def test_swapaxes_and_swapdims_are_transpose(T):
+    x = T.tensor([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], requires_grad=True)
+    for y in (T.swapaxes(x, 0, 1), x.swapaxes(axis0=0, axis1=1), T.swapdims(x, dim0=1, dim1=0),
+              x.swapdims(0, 1)):
+        assert y.tolist() == x.transpose(0, 1).tolist()
+        assert type(y.grad_fn).__name__ == "TransposeBackward0"
+        assert y._base is x  # (a view, as transpose is)

@@ -318,7 +318,21 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     return dispatch(Transpose, np.swapaxes(d, a, b) if d.ndim else d.view(), (x, dim0, dim1))
 
 
-transpose = declare("transpose", Transpose, function=transpose)
+def _swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:  # noqa: A002 - torch's name
+    """NumPy's spelling of ``transpose`` (``swapaxes``)."""
+    return transpose(input, axis0, axis1)
+
+
+def _swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002 - torch's name
+    """Another spelling of ``transpose`` (``swapdims``)."""
+    return transpose(input, dim0, dim1)
+
+
+transpose = declare("transpose", Transpose, function=transpose,
+                    methods={"transpose": transpose, "swapaxes": _swapaxes,
+                             "swapdims": _swapdims},
+                    functions={"transpose": transpose, "swapaxes": _swapaxes,
+                               "swapdims": _swapdims})
 
 
 def matrix_transpose(x: Tensor) -> Tensor:
