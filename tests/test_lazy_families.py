@@ -81,3 +81,22 @@ def test_an_unknown_attribute_still_raises_attribute_error():
             print(e)
     """)
     assert out == "'Tensor' object has no attribute 'no_such_method'"
+
+
+def test_the_core_declares_every_overload_it_defines():
+    # An overload the core dispatches must be declared with the core (its aten name and
+    # method come from the declaration); one declared only in a family would lack them until
+    # the family loads. (torch's NotImplemented nodes are never declared: they have no op.)
+    out = _run("""
+        import ext
+        from ext.functions._op import Overload
+        found, stack = [], [Overload]
+        while stack:
+            cls = stack.pop()
+            stack += cls.__subclasses__()
+            if "node_name" in cls.__dict__ and cls.node_name != "NotImplemented" \\
+                    and not (cls._aten or cls._method):
+                found.append(cls.__name__)
+        print(found)
+    """)
+    assert out == "[]"

@@ -7,12 +7,11 @@ import math
 
 import numpy as np
 import pytest
-from test_ops_arrange import BRIDGE as ARRANGE_CASES
 
 import ext
 from ext.functions import _op
 from ext.functions.builtin.pointwise import unary
-from ext.testing.cases import BUILTINS
+from ext.testing.cases import BUILTINS, NO_BUILTIN_CASE
 
 torch = pytest.importorskip("torch")
 
@@ -27,8 +26,7 @@ def _t(a):
 
 # (overload, the forward's arguments: an array becomes a float64 torch tensor), the cases that
 # ``python -m ext parity`` runs too
-# (the arrange and copies families keep their cases beside their own tests)
-CASES = BUILTINS + ARRANGE_CASES
+CASES = BUILTINS
 IDS = [f"{ov.node_name}-{i}" for i, (ov, _) in enumerate(CASES)]
 
 
@@ -111,22 +109,12 @@ def test_forward_rule_runs_on_torch_tensors_as_torch_func_jvp(ov, args):
     torch.testing.assert_close(got.expand(expected.shape), expected, equal_nan=True)
 
 
-# Overloads no case of this form can run, with the reason: the tests differentiate the first
-# output, with every float input requiring grad.
-NO_CASE = {
-    "LinalgSlogdetBackward0": "the first output is the sign, which torch's own autograd.grad "
-                              "refuses to differentiate (not used in the graph)",
-    "SpecialZetaBackward2": "zeta(tensor, number) has no derivative in torch at all: its "
-                            "backward raises, and with a constant tensor nothing requires grad",
-}
-
-
 def test_every_declared_overload_has_a_torch_case():
     declared = {ov for op in _op.registry() if not op.pack for ov in op.overloads
-                if ov.node_name not in NO_CASE}
+                if ov.node_name not in NO_BUILTIN_CASE}
     assert declared == {ov for ov, _ in CASES}
-    assert set(NO_CASE) <= {ov.node_name for op in _op.registry() if not op.pack
-                            for ov in op.overloads}
+    assert set(NO_BUILTIN_CASE) <= {ov.node_name for op in _op.registry() if not op.pack
+                                    for ov in op.overloads}
 
 
 def test_the_registry_lists_each_op_with_its_names_and_contract():

@@ -16,7 +16,6 @@ import pytest
 import torch
 
 import ext
-from ext.functions.builtin import arrange, copies
 
 sys.path.insert(0, str(Path(__file__).parent))
 from opdb import considered, key  # noqa: E402
@@ -225,76 +224,6 @@ def test_gradcheck_and_gradgradcheck(fn, shapes):
     inputs = [_x(s, i) for i, s in enumerate(shapes)]
     assert ext.autograd.gradcheck(fn, inputs)
     assert ext.autograd.gradgradcheck(fn, inputs)
-
-
-# ------------------------------------------------------------- backward bodies on torch tensors
-_A = np.random.default_rng(5).uniform(-1, 1, (3, 4))
-_V = np.random.default_rng(6).uniform(-1, 1, (3,))
-
-# (overload, forward arguments: an array becomes a float64 torch tensor that requires grad)
-BRIDGE = [
-    (arrange.BlockDiag, (_A, _V)),
-    (arrange.UnsafeSplit, (_A, 3, 1)),
-    (arrange.Repeat, (_A, (2, 1, 2))),
-    (arrange.Roll, (_A, (1, -1), (0, 1))),
-    (arrange.Rot90, (_A, 1, (0, 1))),
-    (arrange.Tril, (_A, 1)),
-    (arrange.Triu, (_A, -1)),
-    (arrange.Diagonal, (_A, 1, 0, 1)),
-    (arrange.DiagEmbed, (_A, -1, -2, -1)),
-    (arrange.DiagonalScatter, (_A, _V, 0, 0, 1)),
-    (arrange.Unfold, (_A, 1, 2, 1)),
-    (arrange.ConstantPadNd, (_A, (1, 2, -1, 0), 0.5)),
-    (copies.ExpandCopy, (_A[:1], (2, 3, 4))),
-    (copies.DiagonalCopy, (_A, -1, 0, 1)),
-    (copies.AliasCopy, (_A,)),
-    (copies.ViewCopy, (_A, (4, 3))),
-    (copies.PermuteCopy, (_A, (1, 0))),
-    (copies.SplitWithSizesCopy, (_A, (1, 2), 0)),
-    (copies.UnbindCopy, (_A, 1)),
-    (copies.SqueezeAllCopy, (_A[:, None],)),
-    (copies.SqueezeDimCopy, (_A[:, None], 1)),
-    (copies.SqueezeDimsCopy, (_A[:, None], (1,))),
-    (copies.UnsqueezeCopy, (_A, 0)),
-    (copies.TCopy, (_A,)),
-    (copies.TransposeCopy, (_A, 0, 1)),
-    (copies.UnfoldCopy, (_A, 0, 2, 1)),
-    (copies.NarrowCopy, (_A, 1, 1, 2)),
-    (copies.AsStrided, (_A, (2, 2), (1, 2), 1)),
-    (copies.AsStridedCopy, (_A, (2, 3), (3, 1), 2)),
-    (copies.AsStridedScatter, (_A, _A[:2, :2], (2, 2), (1, 2), 1)),
-    (copies.SelectScatter, (_A, _V[:2].repeat(2), 0, 1)),
-    (copies.SliceScatter, (_A, _A[:, :2], 1, 1, 3, 1)),
-]
-
-
-def _torch_arg(a):
-    return torch.tensor(a, requires_grad=True) if isinstance(a, np.ndarray) else a
-
-
-def test_every_overload_here_has_a_bridge_case():
-    mine = {ov for op in ext.functions._op.registry() if not op.pack for ov in op.overloads
-            if ov.__module__ in (arrange.__name__, copies.__name__)}
-    assert mine == {ov for ov, _ in BRIDGE}
-
-
-@pytest.mark.parametrize(("ov", "args"), BRIDGE, ids=[ov.node_name for ov, _ in BRIDGE])
-def test_backward_body_runs_on_torch_tensors_as_torch_differentiates(ov, args):
-    args = tuple(_torch_arg(a) for a in args)
-    where = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
-    out = ov.forward(*args)
-    first = out[0] if isinstance(out, (tuple, list)) else out
-    grad = torch.tensor(np.random.default_rng(1).uniform(0.5, 1.5, tuple(first.shape)))
-    expected = torch.autograd.grad(first, [args[i] for i in where], grad)
-    plain = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
-    outputs = tuple(o.detach() for o in out) if isinstance(out, (tuple, list)) \
-        else (out.detach(),)
-    needs = tuple(i in where for i in range(len(args)))
-    result = ov.backward(ov.ctx_for(plain, outputs, needs), grad, *[None] * (len(outputs) - 1))
-    result = result if isinstance(result, tuple) else (result,)
-    for i, e in zip(where, expected):
-        assert type(result[i]) is torch.Tensor
-        torch.testing.assert_close(result[i], e)
 
 
 # ------------------------------------------------------------------------ views and copies

@@ -22,6 +22,8 @@ from .. import functions as P
 from ..functions import _op
 from ..functions.builtin import (
     activation,
+    arrange,
+    copies,
     index_ops,
     indexing,
     inplace,
@@ -51,7 +53,8 @@ P.load_all()  # (every family declared: the cases name overloads of all of them)
 
 F = torch.nn.functional
 
-__all__ = ["Case", "BUILTINS", "COMPOSITES", "PACK", "op_cases", "builtin_inputs", "Bridged"]
+__all__ = ["Case", "BUILTINS", "NO_BUILTIN_CASE", "COMPOSITES", "PACK", "op_cases",
+           "builtin_inputs", "Bridged"]
 
 # ---------------------------------------------------------------------------------- built-ins
 _rng = np.random.default_rng(7)  # (fixed: the built-in cases are the same every run)
@@ -354,6 +357,45 @@ BUILTINS += [
 
 # matrix decompositions (linalg_decomp.py): well-conditioned inputs, a symmetric positive-definite
 # one for cholesky, LU factors and pivots computed by torch (the pivots a constant argument)
+# the arranging and copying families (ext/functions/builtin/arrange.py, copies.py)
+_AR = np.random.default_rng(5).uniform(-1, 1, (3, 4))
+_VR = np.random.default_rng(6).uniform(-1, 1, (3,))
+
+BUILTINS += [
+    (arrange.BlockDiag, (_AR, _VR)),
+    (arrange.UnsafeSplit, (_AR, 3, 1)),
+    (arrange.Repeat, (_AR, (2, 1, 2))),
+    (arrange.Roll, (_AR, (1, -1), (0, 1))),
+    (arrange.Rot90, (_AR, 1, (0, 1))),
+    (arrange.Tril, (_AR, 1)),
+    (arrange.Triu, (_AR, -1)),
+    (arrange.Diagonal, (_AR, 1, 0, 1)),
+    (arrange.DiagEmbed, (_AR, -1, -2, -1)),
+    (arrange.DiagonalScatter, (_AR, _VR, 0, 0, 1)),
+    (arrange.Unfold, (_AR, 1, 2, 1)),
+    (arrange.ConstantPadNd, (_AR, (1, 2, -1, 0), 0.5)),
+    (copies.ExpandCopy, (_AR[:1], (2, 3, 4))),
+    (copies.DiagonalCopy, (_AR, -1, 0, 1)),
+    (copies.AliasCopy, (_AR,)),
+    (copies.ViewCopy, (_AR, (4, 3))),
+    (copies.PermuteCopy, (_AR, (1, 0))),
+    (copies.SplitWithSizesCopy, (_AR, (1, 2), 0)),
+    (copies.UnbindCopy, (_AR, 1)),
+    (copies.SqueezeAllCopy, (_AR[:, None],)),
+    (copies.SqueezeDimCopy, (_AR[:, None], 1)),
+    (copies.SqueezeDimsCopy, (_AR[:, None], (1,))),
+    (copies.UnsqueezeCopy, (_AR, 0)),
+    (copies.TCopy, (_AR,)),
+    (copies.TransposeCopy, (_AR, 0, 1)),
+    (copies.UnfoldCopy, (_AR, 0, 2, 1)),
+    (copies.NarrowCopy, (_AR, 1, 1, 2)),
+    (copies.AsStrided, (_AR, (2, 2), (1, 2), 1)),
+    (copies.AsStridedCopy, (_AR, (2, 3), (3, 1), 2)),
+    (copies.AsStridedScatter, (_AR, _AR[:2, :2], (2, 2), (1, 2), 1)),
+    (copies.SelectScatter, (_AR, _VR[:2].repeat(2), 0, 1)),
+    (copies.SliceScatter, (_AR, _AR[:, :2], 1, 1, 3, 1)),
+]
+
 # the index ops (ext/functions/builtin/index_ops.py) and div's rounding modes
 _PICK = np.array([2, 0])
 _GRID = np.array([[0, 1, 2, 0], [2, 0, 1, 1]])
@@ -911,6 +953,15 @@ PACK: dict[str, Case] = {c.name: c for c in [
           lambda g: (_normal(g, 5, 3), _normal(g, 4, 3), _probs(g, 5, 4)), _ONCE),
 ]}
 
+
+# Overloads no case of BUILTINS' form can run, by node name, with the reason: the cases
+# differentiate the first output, with every float input requiring grad.
+NO_BUILTIN_CASE = {
+    "LinalgSlogdetBackward0": "the first output is the sign, which torch's own autograd.grad "
+                              "refuses to differentiate (not used in the graph)",
+    "SpecialZetaBackward2": "zeta(tensor, number) has no derivative in torch at all: its "
+                            "backward raises, and with a constant tensor nothing requires grad",
+}
 
 # Checks that do not apply to a built-in, by node name, with the reason.
 _NO_FUNC = {"torch_func": "torch.func has no batching rule for aten::_index_put_impl, which the "

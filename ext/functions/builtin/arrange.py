@@ -848,13 +848,13 @@ class Unfold(Overload):
             return grad.reshape(()), None, None, None
         dim = ctx.dimension % len(sizes)
         windows = grad.shape[dim]
-        index = np.add.outer(np.arange(windows) * ctx.step, np.arange(ctx.size)).reshape(-1)
         ns = namespace_of(grad)
+        # (each window's start plus each offset in it: the places the windows read)
+        index = (ns.arange(windows).mul(ctx.step).unsqueeze(1) + ns.arange(ctx.size)).reshape(-1)
         parts = grad.movedim(-1, dim + 1)
         parts = parts.reshape(sizes[:dim] + (windows * ctx.size,) + tuple(sizes[dim + 1:]))
         zeros = grad.new_zeros(sizes)
-        return (ns.ops.aten.index_add(zeros, dim, ns.tensor(index, dtype=ns.int64), parts),
-                None, None, None)
+        return ns.ops.aten.index_add(zeros, dim, index, parts), None, None, None
 
 
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..._args import not_a_tensor
+from ..._dtype import FROM_NUMPY
 from ..._tensor import Tensor, _wrap_dim, wrap
 from .._op import JOINTLY_LINEAR, LINEAR, Overload, declare, dispatch, read_history
 from ._builtin import namespace_of
@@ -60,6 +61,27 @@ def _zeros(sizes, dtype) -> Tensor:
 
 def _colons(dim: int) -> tuple:
     return (_ALL,) * dim
+
+
+def _index_vector(fn: str, index, position: int = 2) -> np.ndarray:
+    """The index of an index_* op: a tensor of int64 (or int32) with at most one dim."""
+    if type(index) is not Tensor:
+        raise not_a_tensor(index, fn, "index", position)
+    idx = index._data
+    if idx.dtype not in _INTEGERS:
+        raise IndexError(f"{fn}(): Expected dtype int32/int64 for index but got "
+                         f"{FROM_NUMPY[idx.dtype]._short}")
+    if idx.ndim > 1:
+        raise IndexError(f"{fn}(): Index is supposed to be a vector")
+    return idx.reshape(-1)
+
+
+def _in_range(idx: np.ndarray, size: int, fn: str, dim: int = 0,
+              error: type = IndexError) -> None:
+    bad = (idx < -size) | (idx >= size)
+    if bad.any():
+        raise error(f"{fn}(): index {idx[bad][0]} is out of bounds for dimension {dim} with "
+                    f"size {size}")
 
 
 # ------------------------------------------------------------------------------ basic reads
@@ -689,7 +711,6 @@ def _index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -
     return dispatch(IndexAdd, out, (x, dim, index, source, alpha))
 
 
-# (declared with its public names in index_ops.py)
 
 
 def _index_select_backward(grad: Tensor, self_sizes, dim: int, index: Tensor) -> Tensor:
@@ -794,7 +815,54 @@ def _scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return dispatch(ScatterAdd, out, (x, dim, index, src))
 
 
-# (declared with its public names in index_ops.py)
+
+
+# ---------------------------------------------------------------------------------- index_add
+def _index_add_checked(x: Tensor, dim: int, index: Tensor, source: Tensor, *,
+                       alpha=1) -> Tensor:
+    """A copy of ``x`` with ``alpha * source`` added at its slices ``index`` along ``dim``
+    (an index named twice adds twice)."""
+    idx = _index_vector("index_add", index)
+    if type(source) is not Tensor:
+        raise not_a_tensor(source, "index_add", "source", 3)
+    d, s = x._data, source._data
+    pos = _wrap_dim(dim, d.ndim)
+    if s.ndim and d.ndim and (s.ndim != d.ndim or any(
+            a != b for k, (a, b) in enumerate(zip(d.shape, s.shape)) if k != pos)):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(d.shape)} "
+                           f"source.shape = {list(s.shape)}")
+    count = s.shape[pos] if s.ndim else 1
+    if idx.size != count:
+        raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to "
+                           f"source.size(dim): ({count}), for dim: {pos}")
+    _in_range(idx, d.shape[pos] if d.ndim else 1, "index_add_", pos, RuntimeError)
+    return _index_add(x, dim, index, source, alpha=alpha)
+
+
+index_add = declare("index_add", IndexAdd, function=_index_add,
+                    methods={"index_add": _index_add_checked},
+                    functions={"index_add": _index_add_checked},
+                    inplace=(("index_add_", _index_add_checked),))
+
+
+def _scatter_add_checked(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """A copy of ``x`` with each element of ``src`` added at its place along ``dim`` given by
+    ``index`` (``out[index[i][j]][j] += src[i][j]`` for dim 0)."""
+    if type(index) is not Tensor:
+        raise not_a_tensor(index, "scatter_add", "index", 3)
+    if type(src) is not Tensor:
+        raise not_a_tensor(src, "scatter_add", "src", 4)
+    from .reduction import _check_scatter  # (reduction's ops load after these)
+
+    _check_scatter(x._data, _wrap_dim(dim, x._data.ndim), index._data, src)
+    return _scatter_add(x, dim, index, src)
+
+
+scatter_add = declare("scatter_add", ScatterAdd, function=_scatter_add,
+                      methods={"scatter_add": _scatter_add_checked},
+                      functions={"scatter_add": _scatter_add_checked},
+                      inplace=(("scatter_add_", _scatter_add_checked),))
 
 
 def _gather_backward(grad: Tensor, self: Tensor, dim: int, index: Tensor,
