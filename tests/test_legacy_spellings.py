@@ -208,16 +208,20 @@ def test_moving_to_cuda_fails_as_on_a_cpu_only_build(T):
 
 
 def test_backend_flags_scripts_set(T):
-    cudnn = T.backends.cudnn
-    assert cudnn.is_available() is False and T.backends.mps.is_available() is False
-    # (their values are the process's: an earlier test may have set them)
-    old = (cudnn.benchmark, cudnn.deterministic)
-    assert all(type(v) is bool for v in old) and cudnn.enabled is True
-    try:
-        cudnn.benchmark, cudnn.deterministic = True, True
-        assert (cudnn.benchmark, cudnn.deterministic) == (True, True)
-    finally:
-        cudnn.benchmark, cudnn.deterministic = old
+    # (in a fresh process: torch's test utilities, which op_db's tests import, freeze torch's
+    # flags for the rest of the process)
+    code = f"""
+import {T.__name__} as T
+cudnn = T.backends.cudnn
+assert cudnn.is_available() is False and T.backends.mps.is_available() is False
+assert (cudnn.benchmark, cudnn.deterministic) == (False, False) and cudnn.enabled is True
+cudnn.benchmark, cudnn.deterministic = True, True
+assert (cudnn.benchmark, cudnn.deterministic) == (True, True)
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.stdout.strip() == "ok", done.stderr
 
 
 def test_threads_and_default_device(T):

@@ -969,6 +969,8 @@ _NO_FUNC = {"torch_func": "torch.func has no batching rule for aten::_index_put_
 _NO_COMPILE = {"compile": "the backward branches on values (whether x has a zero), as torch's "
                           "C++ prod_backward does: torch.compile cannot trace a data-dependent "
                           "branch"}
+_STRIDED = {"compile": "Dynamo cannot trace the Function: the as_strided view's backward reads "
+                       "the input's strides and offset, a torch.* call that returns no tensor"}
 BUILTIN_SKIPS = {"IndexBackward0": _NO_FUNC, "IndexPutImplBackward0": _NO_FUNC,
                  "ProdBackward0": _NO_COMPILE, "ProdBackward1": _NO_COMPILE,
                  "CdistBackward0": {"torch_func": "torch's own jacrev of cdist is wrong: its "
@@ -980,7 +982,14 @@ BUILTIN_SKIPS = {"IndexBackward0": _NO_FUNC, "IndexPutImplBackward0": _NO_FUNC,
                  "LinalgPinvBackward0": {"autocast": "torch's own pinv backward fails under CPU "
                                          "bf16 autocast: its matmuls meet bf16 and float32"},
                  "LinalgLstsqBackward0": {"compile": "torch.compile(fullgraph=True) cannot trace "
-                                          "torch.linalg.lstsq itself (a dynamic-shape operator)"}}
+                                          "torch.linalg.lstsq itself (a dynamic-shape operator)"},
+                 "AsStridedBackward0": _STRIDED, "AsStridedBackward0_copy": _STRIDED,
+                 "AsStridedScatterBackward0": {"torch_func": "torch.func has no batching rule "
+                                               "for aten::as_strided_scatter"},
+                 "UnfoldBackward0": {"compile": "under torch.compile (aot_eager) the backward "
+                                     "body, which adds overlapping windows back with index_add, "
+                                     "gives other gradients than the same body run eagerly, "
+                                     "which agree with torch's"}}
 
 
 def _builtin(i: int, ov: type, args: tuple, op: str) -> Case:
