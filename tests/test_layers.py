@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1] / "ext"
 LAYERS = {
     "ext._tensor": 0, "ext._dtype": 0, "ext._factories": 0, "ext._state": 0,
     "ext._tensor_str": 0, "ext._args": 0, "ext._warnings": 0, "ext._arrays": 0,
-    "ext._legacy": 0, "ext._random": 0,
+    "ext._legacy": 0, "ext._random": 0, "ext._cppsort": 0,
     "ext.autograd": 1,
     "ext.functions": 2, "ext.compat": 2,
     "ext.nn": 3, "ext.optim": 3, "ext.utils": 3, "ext.hooks": 3, "ext.testing": 3,
