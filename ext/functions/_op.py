@@ -119,6 +119,8 @@ class Overload(BuiltinFunction):
       saved index or ``ignore_index`` of -1 shows as 2**64 - 1);
     - ``double_backward``: whether backward is itself differentiable (the contract the bridge
       and ext.testing read);
+    - ``keywords``: the last arguments, which torch's method or aten op takes only by name
+      (``rounding_mode``, ``beta`` and ``alpha``): ``forward`` passes them so;
     - ``autocast``: torch's CPU autocast policy for the op: ``"lower_precision_fp"`` (mm's: under
       autocast its floating inputs are cast to the autocast dtype before the node sees them, so
       that it saves the cast ones) or ``""`` (none: it runs in its inputs' dtype).
@@ -139,6 +141,7 @@ class Overload(BuiltinFunction):
     double_backward = True
     autocast = ""
     unsigned_attrs: tuple = ()
+    keywords: tuple = ()
     # Filled in when the class is made: where each saved value comes from.
     _save_from: tuple = ()
     _attr_from: tuple = ()
@@ -195,6 +198,8 @@ class Overload(BuiltinFunction):
         # binary op's; None: every tensor argument, however many)
         cls._edge_pos = None if cls.variadic else _FIRST if pos == _FIRST else \
             _PAIR if pos == _PAIR else pos
+        if cls.keywords and cls.args[len(cls.args) - len(cls.keywords):] != cls.keywords:
+            raise TypeError(f"{cls.__name__}: keyword arguments come last")
         cls._linked = len(cls.outputs) - len(cls.non_differentiable)
         if cls.outputs[cls._linked:] != cls.non_differentiable:
             raise TypeError(f"{cls.__name__}: non-differentiable outputs come last")
@@ -309,16 +314,22 @@ class Overload(BuiltinFunction):
     @classmethod
     def forward(cls, *args):
         """The op on the tensors at hand (ext or torch): its Tensor method, or for an op that
-        has none, the op of the same aten name (``ext.ops.aten`` or ``torch.ops.aten``)."""
+        has none, the op of the same aten name (``ext.ops.aten`` or ``torch.ops.aten``); the
+        ``keywords`` arguments passed by name."""
+        named = {}
+        if cls.keywords:
+            n = len(cls.args) - len(cls.keywords)
+            named = dict(zip(cls.keywords, args[n:]))
+            args = args[:n]
         if cls._method:
-            return getattr(args[0], cls._method)(*args[1:])
+            return getattr(args[0], cls._method)(*args[1:], **named)
         fn = namespace_of(args[0]).ops.aten
         for name in cls._aten.split("."):  # (an overload's own name: ``mul.Scalar``)
             fn = getattr(fn, name)
         if cls.variadic:
             n = len(args) - len(cls.args) + 1
-            return fn(args[:n], *args[n:])
-        return fn(*args)
+            return fn(args[:n], *args[n:], **named)
+        return fn(*args, **named)
 
 
 

@@ -566,10 +566,7 @@ class ScatterReduce(Overload):
     saved_attrs = ("dim", "reduce", "include_self")
     unsigned_attrs = ("index",)
     jvp_zeros = True
-
-    @staticmethod
-    def forward(x, dim, index, src, reduce, include_self=True):
-        return x.scatter_reduce(dim, index, src, reduce, include_self=include_self)
+    keywords = ("include_self",)
 
     @staticmethod
     def backward(ctx, grad):
@@ -652,10 +649,7 @@ class IndexReduce(_Indexing):
     tensor_positions = (0, 3)
     saved_fields = ("self", "index", "source", "result")
     saved_attrs = ("dim", "reduce", "include_self")
-
-    @staticmethod
-    def forward(x, dim, index, source, reduce, include_self=True):
-        return x.index_reduce(dim, index, source, reduce, include_self=include_self)
+    keywords = ("include_self",)
 
     @staticmethod
     def backward(ctx, grad):

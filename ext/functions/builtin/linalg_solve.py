@@ -174,19 +174,6 @@ def _dims_of(dim, ndim: int):
     return out
 
 
-def _keywords_after(n: int) -> classmethod:
-    """An overload's forward that passes its arguments after the first ``n`` by keyword: the
-    aten op takes them only so (``dim=``, ``left=``), and the default forward passes all of
-    them by position."""
-    def forward(cls, *args):
-        fn = namespace_of(args[0]).ops.aten
-        for name in cls._aten.split("."):
-            fn = getattr(fn, name)
-        return fn(*args[:n], **dict(zip(cls.args[n:], args[n:])))
-
-    return classmethod(forward)
-
-
 # ------------------------------------------------------------------------------------- inverse
 _InvEx = namedtuple("linalg_inv_ex", ('inverse', 'info'))
 
@@ -201,7 +188,7 @@ class LinalgInvEx(Overload):
     returns = _InvEx
     saved_fields = ("inverse",)
     tensor_positions = (0,)
-    forward = _keywords_after(1)
+    keywords = ("check_errors",)
 
     @staticmethod
     def backward(ctx, grad, _info=None):
@@ -276,7 +263,7 @@ class LinalgSolveEx(Overload):
     saved_fields = ("A", "LU", "pivots", "result")
     saved_attrs = ("left",)
     tensor_positions = (0, 1)
-    forward = _keywords_after(2)
+    keywords = ("left", "check_errors")
 
     @staticmethod
     def backward(ctx, grad, *_):
@@ -959,7 +946,7 @@ class LinalgCross(Overload):
     saved_for = {"self": "other", "other": "self"}
     unsigned_attrs = ("dim",)
     tensor_positions = (0, 1)
-    forward = _keywords_after(2)
+    keywords = ("dim",)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1075,15 +1062,6 @@ def _blend(self_d, prod, beta, alpha):
     return out + (self_d if beta == 1 else self_d * beta)
 
 
-def _scaled_product() -> classmethod:
-    """An overload's forward: the op as its Tensor method, with beta and alpha by keyword
-    (torch's methods take them only so; the default forward passes them by position)."""
-    def forward(cls, input, first, second, beta=1, alpha=1):  # noqa: A002
-        return getattr(input, cls._method)(first, second, beta=beta, alpha=alpha)
-
-    return classmethod(forward)
-
-
 def _add_product_check(name: str, *arrays) -> None:
     dt = arrays[0].dtype
     for a in arrays[1:]:
@@ -1102,7 +1080,7 @@ class Addmv(Overload):
     saved_for = {"mat": "vec", "vec": "mat"}
     tensor_positions = (0, 1, 2)
     jvp_zeros = True
-    forward = _scaled_product()
+    keywords = ("beta", "alpha")
 
     @staticmethod
     def backward(ctx, grad):
@@ -1146,7 +1124,7 @@ class Addr(Overload):
     saved_for = {"vec1": "vec2", "vec2": "vec1"}
     tensor_positions = (0, 1, 2)
     jvp_zeros = True
-    forward = _scaled_product()
+    keywords = ("beta", "alpha")
 
     @staticmethod
     def backward(ctx, grad):
@@ -1200,7 +1178,7 @@ class Addbmm(Overload):
     tensor_positions = (0, 1, 2)
     jvp_zeros = True
     autocast = "lower_precision_fp"  # (torch casts its inputs under CPU autocast)
-    forward = _scaled_product()
+    keywords = ("beta", "alpha")
 
     @staticmethod
     def backward(ctx, grad):
@@ -1274,7 +1252,7 @@ class Baddbmm(Overload):
     tensor_positions = (0, 1, 2)
     jvp_zeros = True
     autocast = "lower_precision_fp"  # (torch casts its inputs under CPU autocast)
-    forward = _scaled_product()
+    keywords = ("beta", "alpha")
 
     @staticmethod
     def backward(ctx, grad):
@@ -1749,7 +1727,7 @@ class LinalgSolveTriangular(Overload):
     saved_fields = ("self", "result")
     saved_attrs = ("left", "unitriangular", "upper")
     tensor_positions = (0, 1)
-    forward = _keywords_after(2)
+    keywords = ("upper", "left", "unitriangular")
 
     @staticmethod
     def backward(ctx, grad):

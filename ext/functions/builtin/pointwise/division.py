@@ -185,10 +185,7 @@ class DivRounding(Overload):
     saved_attrs = ("rounding_mode",)
     tensor_positions = (0, 1)
     jvp = ELEMENTWISE
-
-    @staticmethod
-    def forward(a, b, rounding_mode):
-        return a.div(b, rounding_mode=rounding_mode)
+    keywords = ("rounding_mode",)
 
     @staticmethod
     def backward(ctx, grad):
